@@ -1,0 +1,662 @@
+"""Animation clips and posing of the humanoid (the person's body).
+
+The body is PyBullet's DeepMimic humanoid (``humanoid/humanoid.urdf`` from ``pybullet_data``,
+``globalScaling`` 0.25, about 1.6 m tall). It is authored Y-up; the model's frame is
+x forward, y up, z to the person's right. Our world is z up, so the base orientation always
+contains :data:`Q_MODEL_TO_WORLD` (+90 deg about x: model y -> world z, model z -> world -y).
+The body is kinematic: fixed base, posed each step with ``resetBasePositionAndOrientation``
+and one ``resetJointStatesMultiDof`` call; it collides with nothing (group 0, mask 0) but
+``getClosestPoints`` against it still works.
+
+A :class:`BodyPose` is everything a clip says about the body, independent of where the person
+stands: the pelvis offset in the person's frame (forward, left, height above the floor), the
+pelvis rotation in the person's frame (x forward, y left, z up) and the joint rotations
+(quaternions ``(x, y, z, w)`` in the model's joint frames; hinge angles in radians).
+
+Clips:
+
+* ``walk`` (:class:`WalkClip`): the motion-capture cycle ``data/motions/humanoid3d_walk.txt``
+  from ``pybullet_data`` (DeepMimic format, read at run time). Its forward root travel is
+  removed (the plugin moves the person); what remains of the root motion is the periodic
+  residual around a constant speed (vertical bob, sway, and the small fore-aft surge that
+  keeps the stance foot planted). Its phase is driven by the distance walked.
+* keyframe clips (:class:`KeyframeClip`) from ``assets/actor/clips/*.yaml`` (format in the
+  comment at the top of each file). The pelvis height is computed so that the lowest point of
+  the feet (and knees) is on the floor, and the pelvis is shifted horizontally so that the feet
+  stay where they stood in the rest pose (precomputed tables, interpolated at run time).
+
+``python -m hri.actor.animation docs/images`` renders a contact sheet (start, middle, end) of
+every clip to ``clip_<name>.png``.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import math
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pybullet
+import pybullet_data
+import yaml
+from defusedxml import ElementTree
+
+from hri.quiet import c_output_silenced
+
+SCALE = 0.25
+URDF_PATH = "humanoid/humanoid.urdf"
+WALK_MOTION_PATH = "data/motions/humanoid3d_walk.txt"
+
+#: Ball joints and hinge joints of the humanoid, in the order of a :class:`BodyPose`.
+BALL_JOINTS = ("chest", "neck", "right_hip", "right_ankle", "right_shoulder",
+               "left_hip", "left_ankle", "left_shoulder")
+HINGE_JOINTS = ("right_knee", "right_elbow", "left_knee", "left_elbow")
+#: Hinge value = sign * bend angle (the URDF's knees bend negative, elbows positive).
+HINGE_SIGN = {"right_knee": -1.0, "left_knee": -1.0, "right_elbow": 1.0, "left_elbow": 1.0}
+#: Order of the joints in a DeepMimic frame (after duration, root position, root rotation).
+DEEPMIMIC_ORDER = ("chest", "neck", "right_hip", "right_knee", "right_ankle", "right_shoulder",
+                   "right_elbow", "left_hip", "left_knee", "left_ankle", "left_shoulder",
+                   "left_elbow")
+
+_S2 = math.sqrt(0.5)
+Q_IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
+#: Model (Y-up, z right) -> person/world (Z-up, y left): +90 degrees about x.
+Q_MODEL_TO_WORLD = np.array([_S2, 0.0, 0.0, _S2])
+
+# Foot: the ankle link's box (centre, half extents, model units before scaling).
+_FOOT_CENTRE = np.array([0.18, -0.09, 0.0])
+_FOOT_HALF = np.array([0.354, 0.11, 0.18])
+FOOT_CORNERS = SCALE * (_FOOT_CENTRE + _FOOT_HALF * np.array(
+    [[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]))
+#: The sole's centre in the ankle link frame (what :meth:`HumanoidBody.foot_positions` reports).
+FOOT_SOLE = SCALE * np.array([0.18, -0.09 - 0.11, 0.0])
+# Knee: the top sphere of the shin capsule (centre in the knee link frame, radius).
+_KNEE_CENTRE = SCALE * np.array([0.0, -0.18, 0.0])
+_KNEE_RADIUS = SCALE * 0.2
+
+
+# --------------------------------------------------------------------------- quaternions
+def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product of (..., 4) quaternions ``(x, y, z, w)``."""
+    ax, ay, az, aw = np.moveaxis(np.asarray(a, float), -1, 0)
+    bx, by, bz, bw = np.moveaxis(np.asarray(b, float), -1, 0)
+    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz], axis=-1)
+
+
+def qconj(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, float)
+    return q * np.array([-1.0, -1.0, -1.0, 1.0])
+
+
+def qaxis(axis, angle: float) -> np.ndarray:
+    axis = np.asarray(axis, float)
+    return np.array([*(axis * math.sin(angle / 2.0)), math.cos(angle / 2.0)])
+
+
+def qyaw(yaw: float) -> np.ndarray:
+    return np.array([0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)])
+
+
+def qrotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors (..., 3) by one quaternion."""
+    return np.asarray(v, float) @ qmatrix(q).T
+
+
+def qmatrix(q: np.ndarray) -> np.ndarray:
+    x, y, z, w = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def qslerp(a: np.ndarray, b: np.ndarray, t) -> np.ndarray:
+    """Spherical interpolation of (..., 4) quaternion arrays, t scalar or (...)."""
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    t = np.asarray(t, float)[..., None] if np.ndim(t) else float(t)
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(dot < 0.0, -b, b)
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    sin = np.sin(theta)
+    small = sin < 1e-6
+    safe = np.where(small, 1.0, sin)
+    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    wb = np.where(small, t, np.sin(t * theta) / safe)
+    out = wa * a + wb * b
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def quaternion_yaw(q: np.ndarray) -> float:
+    x, y, z, w = q
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def wrap_angle(a: float) -> float:
+    return (a + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def person_euler(rotation: dict | None) -> np.ndarray:
+    """Quaternion in the person's frame from ``{forward: deg, left: deg, up: deg}``.
+
+    Right-hand rule about each axis, applied in the order forward, left, up (extrinsic).
+    """
+    rotation = rotation or {}
+    unknown = set(rotation) - {"forward", "left", "up"}
+    if unknown:
+        raise ValueError(f"unknown rotation axes {sorted(unknown)} (use forward, left, up)")
+    q = Q_IDENTITY
+    for name, axis in (("forward", (1, 0, 0)), ("left", (0, 1, 0)), ("up", (0, 0, 1))):
+        q = qmul(qaxis(axis, math.radians(float(rotation.get(name, 0.0)))), q)
+    return q
+
+
+def person_to_model(q_person: np.ndarray) -> np.ndarray:
+    """A rotation given in the person's axes, expressed in the model's (Y-up) joint axes."""
+    return qmul(qmul(qconj(Q_MODEL_TO_WORLD), q_person), Q_MODEL_TO_WORLD)
+
+
+def model_to_person(q_model: np.ndarray) -> np.ndarray:
+    return qmul(qmul(Q_MODEL_TO_WORLD, q_model), qconj(Q_MODEL_TO_WORLD))
+
+
+def smoothstep(x: float) -> float:
+    x = min(1.0, max(0.0, x))
+    return x * x * (3.0 - 2.0 * x)
+
+
+# --------------------------------------------------------------------------- pose
+@dataclass
+class BodyPose:
+    """A pose of the body relative to the person's place on the floor.
+
+    ``root``: pelvis offset (forward, left, height) in metres in the person's frame;
+    ``root_rotation``: pelvis rotation in the person's frame (x forward, y left, z up);
+    ``balls``: (8, 4) quaternions of :data:`BALL_JOINTS` in the model's joint frames;
+    ``hinges``: (4,) URDF angles of :data:`HINGE_JOINTS` (radians).
+    """
+
+    root: np.ndarray
+    root_rotation: np.ndarray
+    balls: np.ndarray
+    hinges: np.ndarray
+
+    @staticmethod
+    def rest() -> "BodyPose":
+        return BodyPose(np.zeros(3), Q_IDENTITY.copy(), np.tile(Q_IDENTITY, (len(BALL_JOINTS), 1)),
+                        np.zeros(len(HINGE_JOINTS)))
+
+    def copy(self) -> "BodyPose":
+        return BodyPose(self.root.copy(), self.root_rotation.copy(), self.balls.copy(),
+                        self.hinges.copy())
+
+
+def blend(a: BodyPose, b: BodyPose, w: float) -> BodyPose:
+    """Interpolate two poses: w=0 gives a, w=1 gives b (slerp for rotations)."""
+    if w <= 0.0:
+        return a
+    if w >= 1.0:
+        return b
+    return BodyPose(a.root + w * (b.root - a.root), qslerp(a.root_rotation, b.root_rotation, w),
+                    qslerp(a.balls, b.balls, w), a.hinges + w * (b.hinges - a.hinges))
+
+
+def pose_distance(a: BodyPose, b: BodyPose) -> float:
+    """Largest joint angle difference (radians) between two poses (for tests, diagnostics)."""
+    dots = np.abs(np.sum(a.balls * b.balls, axis=-1))
+    ball = 2.0 * np.arccos(np.clip(dots, -1.0, 1.0))
+    return float(max(ball.max(), np.abs(a.hinges - b.hinges).max()))
+
+
+# --------------------------------------------------------------------------- skeleton / FK
+class Skeleton:
+    """The humanoid's joint tree from the URDF, for forward kinematics without PyBullet."""
+
+    def __init__(self, urdf_file: Path):
+        text = Path(urdf_file).read_text(errors="replace")
+        root = ElementTree.fromstring(text[:text.rindex("</robot>") + len("</robot>")])
+        self.joints: dict[str, tuple[str, str, np.ndarray]] = {}
+        self.child_of_joint: dict[str, str] = {}
+        for joint in root.findall("joint"):
+            name = joint.get("name")
+            parent = joint.find("parent").get("link")
+            child = joint.find("child").get("link")
+            xyz = np.array([float(v) for v in joint.find("origin").get("xyz").split()]) * SCALE
+            self.joints[name] = (parent, child, xyz)
+        self.order = [name for name, _ in sorted(self.joints.items(), key=lambda kv: self._depth(kv[0]))]
+
+    def _depth(self, joint: str) -> int:
+        parent = self.joints[joint][0]
+        depth = 0
+        while True:
+            owner = [n for n, (_, child, _) in self.joints.items() if child == parent]
+            if not owner:
+                return depth
+            parent = self.joints[owner[0]][0]
+            depth += 1
+
+    def link_frames(self, pose: BodyPose, base_position: np.ndarray, base_rotation: np.ndarray
+                    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """World (position, rotation matrix) of each link frame, base given in the world."""
+        rotations = {name: pose.balls[i] for i, name in enumerate(BALL_JOINTS)}
+        for i, name in enumerate(HINGE_JOINTS):
+            rotations[name] = qaxis((0, 0, 1), pose.hinges[i])
+        frames = {"base": (np.asarray(base_position, float), qmatrix(base_rotation))}
+        for name in self.order:
+            parent, child, xyz = self.joints[name]
+            p, r = frames[parent]
+            q = rotations.get(name)
+            frames[child] = (p + r @ xyz, r if q is None else r @ qmatrix(q))
+        return frames
+
+    def ground_points(self, pose: BodyPose) -> tuple[float, np.ndarray]:
+        """Lowest point (feet, knees) and mean ankle position, pelvis at the person-frame origin.
+
+        Returns (lowest z, mean (x, y) of the two feet's sole centres) in the person's frame.
+        """
+        base_rotation = qmul(pose.root_rotation, Q_MODEL_TO_WORLD)
+        frames = self.link_frames(pose, np.zeros(3), base_rotation)
+        lowest = math.inf
+        soles = []
+        for side in ("left", "right"):
+            p, r = frames[f"{side}_ankle"]
+            lowest = min(lowest, float((p + FOOT_CORNERS @ r.T)[:, 2].min()))
+            soles.append(p + r @ FOOT_SOLE)
+            kp, kr = frames[f"{side}_knee"]
+            lowest = min(lowest, float((kp + kr @ _KNEE_CENTRE)[2] - _KNEE_RADIUS))
+        return lowest, np.mean(soles, axis=0)[:2]
+
+
+def data_path(relative: str) -> Path:
+    return Path(pybullet_data.getDataPath()) / relative
+
+
+_SKELETON: Skeleton | None = None
+
+
+def skeleton() -> Skeleton:
+    global _SKELETON
+    if _SKELETON is None:
+        _SKELETON = Skeleton(data_path(URDF_PATH))
+    return _SKELETON
+
+
+# --------------------------------------------------------------------------- clips
+class Clip:
+    """A named animation: ``sample(t)`` for 0 <= t <= ``duration`` (seconds at speed 1)."""
+
+    name: str
+    duration: float
+
+    def sample(self, t: float) -> BodyPose:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def start_pose(self) -> BodyPose:
+        return self.sample(0.0)
+
+    def end_pose(self) -> BodyPose:
+        return self.sample(self.duration)
+
+
+class WalkClip(Clip):
+    """The DeepMimic walk cycle; phase 0..1 per cycle, driven by distance walked.
+
+    ``stride`` is the root's forward travel per cycle (m), ``duration`` the cycle's duration,
+    ``natural_speed`` = stride / duration.
+    """
+
+    def __init__(self, motion_file: Path | None = None, name: str = "walk"):
+        self.name = name
+        motion_file = motion_file or data_path(WALK_MOTION_PATH)
+        frames = np.array(json.loads(Path(motion_file).read_text())["Frames"], float)
+        if frames.shape[1] != 44:
+            raise ValueError(f"{motion_file}: expected 44 numbers per frame, got {frames.shape[1]}")
+        durations = frames[:-1, 0]
+        self.duration = float(durations.sum())
+        self._times = np.concatenate([[0.0], np.cumsum(durations)])
+        # the last frame closes the loop (the first pose, moved on by one stride)
+        # root: Y-up -> Z-up
+        pos = np.stack([frames[:, 1], -frames[:, 3], frames[:, 2]], axis=1)
+        wxyz = frames[:, 4:8]
+        q_root = model_to_person(np.concatenate([wxyz[:, 1:], wxyz[:, :1]], axis=1))
+        travel = pos[-1, :2] - pos[0, :2]
+        heading = math.atan2(travel[1], travel[0])
+        self.stride = float(np.hypot(*travel))
+        unyaw = qyaw(-heading)
+        q_root = qmul(unyaw, q_root)
+        rel = (pos - pos[0]) @ qmatrix(unyaw).T
+        balls = np.zeros((len(frames), len(BALL_JOINTS), 4))
+        hinges = np.zeros((len(frames), len(HINGE_JOINTS)))
+        col = 8
+        for joint in DEEPMIMIC_ORDER:
+            if joint in HINGE_SIGN:
+                hinges[:, HINGE_JOINTS.index(joint)] = frames[:, col]
+                col += 1
+            else:
+                w, x, y, z = frames[:, col:col + 4].T
+                balls[:, BALL_JOINTS.index(joint)] = np.stack([x, y, z, w], axis=1)
+                col += 4
+        # Close the loop exactly: spread the small mismatch of the last frame over the cycle.
+        f = self._times / self.duration
+        q_root = qmul(qslerp(np.tile(Q_IDENTITY, (len(f), 1)),
+                             np.tile(qmul(q_root[0], qconj(q_root[-1])), (len(f), 1)), f), q_root)
+        for j in range(len(BALL_JOINTS)):
+            fix = qmul(qconj(balls[-1, j]), balls[0, j])
+            balls[:, j] = qmul(balls[:, j], qslerp(np.tile(Q_IDENTITY, (len(f), 1)),
+                                                   np.tile(fix, (len(f), 1)), f))
+        hinges += f[:, None] * (hinges[0] - hinges[-1])
+        # Root: forward travel at constant speed removed, periodic residual kept; the height
+        # stays the motion capture's (bob), corrected by one constant so that the lowest foot
+        # point over the cycle is on the floor.
+        residual = rel.copy()
+        residual[:, 0] -= f * self.stride
+        residual[:, 1] -= f * rel[-1, 1]
+        residual[:, 2] = pos[:, 2]
+        self._root = residual
+        self._q_root, self._balls, self._hinges = q_root, balls, hinges
+        skel = skeleton()
+        lowest = min(self._root[k, 2] + skel.ground_points(self._frame_pose(k))[0]
+                     for k in range(len(frames)))
+        self._root[:, 2] -= lowest
+
+    @property
+    def natural_speed(self) -> float:
+        return self.stride / self.duration
+
+    def _frame_pose(self, k: int) -> BodyPose:
+        return BodyPose(self._root[k].copy(), self._q_root[k], self._balls[k], self._hinges[k])
+
+    def sample_phase(self, phase: float) -> BodyPose:
+        """The pose at a phase (cycles; only the fractional part matters)."""
+        t = (phase % 1.0) * self.duration
+        k = int(np.searchsorted(self._times, t, side="right")) - 1
+        k = min(max(k, 0), len(self._times) - 2)
+        a = (t - self._times[k]) / (self._times[k + 1] - self._times[k])
+        root = self._root[k] + a * (self._root[k + 1] - self._root[k])
+        return BodyPose(root, qslerp(self._q_root[k], self._q_root[k + 1], a),
+                        qslerp(self._balls[k], self._balls[k + 1], a),
+                        self._hinges[k] + a * (self._hinges[k + 1] - self._hinges[k]))
+
+    def sample(self, t: float) -> BodyPose:
+        return self.sample_phase(t / self.duration)
+
+    def end_pose(self) -> BodyPose:
+        return self.sample_phase(0.0)
+
+
+_JOINT_NAMES = set(BALL_JOINTS) | set(HINGE_JOINTS)
+_GROUND_TABLE_RATE = 120.0  # samples per second of the precomputed height/offset tables
+
+
+@dataclass
+class Keyframe:
+    time: float
+    pose: BodyPose
+
+
+class KeyframeClip(Clip):
+    """A clip of keyframes (see the YAML files in ``assets/actor/clips``).
+
+    Between keyframes, rotations are slerped with a smoothstep ease. The pelvis height (feet
+    grounded) and horizontal offset (feet kept in place) are precomputed in tables.
+    """
+
+    def __init__(self, name: str, duration: float, keyframes: list[Keyframe],
+                 anchor_feet: bool = True, ground: bool = True):
+        if not keyframes:
+            raise ValueError(f"clip {name}: no keyframes")
+        times = [k.time for k in keyframes]
+        if any(b <= a for a, b in zip(times, times[1:])):
+            raise ValueError(f"clip {name}: keyframe times must increase")
+        if times[0] != 0.0 or (len(times) > 1 and abs(times[-1] - duration) > 1e-9):
+            raise ValueError(f"clip {name}: keyframes must start at 0 and end at the duration")
+        self.name = name
+        self.duration = float(duration)
+        self.keyframes = keyframes
+        self._times = np.array(times)
+        skel = skeleton()
+        _, rest_feet = skel.ground_points(BodyPose.rest())
+        n = max(2, int(math.ceil(self.duration * _GROUND_TABLE_RATE)) + 1)
+        self._table_t = np.linspace(0.0, self.duration, n) if self.duration > 0 else np.zeros(2)
+        heights, offsets = [], []
+        for t in self._table_t:
+            lowest, feet = skel.ground_points(self._raw(t))
+            heights.append(-lowest if ground else 0.0)
+            offsets.append(rest_feet - feet if anchor_feet else np.zeros(2))
+        self._heights = np.array(heights)
+        self._offsets = np.array(offsets)
+
+    def _raw(self, t: float) -> BodyPose:
+        k = int(np.searchsorted(self._times, t, side="right")) - 1
+        if k >= len(self.keyframes) - 1:
+            return self.keyframes[-1].pose
+        k = max(k, 0)
+        t0, t1 = self._times[k], self._times[k + 1]
+        return blend(self.keyframes[k].pose, self.keyframes[k + 1].pose,
+                     smoothstep((t - t0) / (t1 - t0)))
+
+    def sample(self, t: float) -> BodyPose:
+        t = min(max(t, 0.0), self.duration)
+        pose = self._raw(t).copy()
+        height = np.interp(t, self._table_t, self._heights)
+        ox = np.interp(t, self._table_t, self._offsets[:, 0])
+        oy = np.interp(t, self._table_t, self._offsets[:, 1])
+        pose.root = pose.root + np.array([ox, oy, height])
+        return pose
+
+    @staticmethod
+    def from_yaml(path: Path) -> "KeyframeClip":
+        data = yaml.safe_load(Path(path).read_text())
+        name = str(data.get("name", Path(path).stem))
+        keyframes = [Keyframe(float(k["time"]), _pose_from_yaml(k, f"{path}: t={k.get('time')}"))
+                     for k in data["keyframes"]]
+        return KeyframeClip(name, float(data["duration"]), keyframes,
+                            anchor_feet=bool(data.get("anchor_feet", True)))
+
+
+def _pose_from_yaml(entry: dict, where: str) -> BodyPose:
+    pose = BodyPose.rest()
+    root = entry.get("root") or {}
+    unknown = set(root) - {"forward", "left", "rotation"}
+    if unknown:
+        raise ValueError(f"{where}: unknown root keys {sorted(unknown)}")
+    pose.root = np.array([float(root.get("forward", 0.0)), float(root.get("left", 0.0)), 0.0])
+    pose.root_rotation = person_euler(root.get("rotation"))
+    for joint, value in (entry.get("joints") or {}).items():
+        if joint not in _JOINT_NAMES:
+            raise ValueError(f"{where}: unknown joint {joint!r}")
+        if joint in HINGE_SIGN:
+            pose.hinges[HINGE_JOINTS.index(joint)] = HINGE_SIGN[joint] * math.radians(float(value))
+        else:
+            pose.balls[BALL_JOINTS.index(joint)] = person_to_model(person_euler(value))
+    return pose
+
+
+def default_clips_dir():
+    return importlib.resources.files("hri.assets") / "actor" / "clips"
+
+
+class ClipLibrary:
+    """Named clips: the keyframe clips of a folder and the walk cycle (``walk``)."""
+
+    WALK = "walk"
+    REST = "stand"
+
+    def __init__(self, clips: dict[str, Clip] | None = None):
+        self._clips: dict[str, Clip] = dict(clips or {})
+
+    @staticmethod
+    def load(clips_dir) -> "ClipLibrary":
+        library = ClipLibrary()
+        for entry in sorted(Path(str(clips_dir)).glob("*.yaml")):
+            clip = KeyframeClip.from_yaml(entry)
+            library._clips[clip.name] = clip
+        library._clips[ClipLibrary.WALK] = WalkClip()
+        return library
+
+    @staticmethod
+    def default() -> "ClipLibrary":
+        with importlib.resources.as_file(default_clips_dir()) as folder:
+            return ClipLibrary.load(folder)
+
+    def has(self, name: str) -> bool:
+        return name in self._clips
+
+    def get(self, name: str) -> Clip:
+        try:
+            return self._clips[name]
+        except KeyError:
+            raise KeyError(f"unknown animation {name!r}; known: {sorted(self._clips)}") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._clips)
+
+    @property
+    def walk(self) -> WalkClip:
+        return self._clips[self.WALK]  # type: ignore[return-value]
+
+    def rest_pose(self) -> BodyPose:
+        if self.REST in self._clips:
+            return self._clips[self.REST].end_pose()
+        return BodyPose.rest()
+
+
+# --------------------------------------------------------------------------- the body
+class HumanoidBody:
+    """The humanoid loaded kinematically into one PyBullet client."""
+
+    def __init__(self, client: int):
+        self.client = client
+        with c_output_silenced():  # the URDF lacks joint axes for ball joints: harmless warnings
+            self.body_id = pybullet.loadURDF(
+                str(data_path(URDF_PATH)), [0, 0, 0], [0, 0, 0, 1], globalScaling=SCALE,
+                useFixedBase=True, flags=pybullet.URDF_MAINTAIN_LINK_ORDER, physicsClientId=client)
+        self.joint_index: dict[str, int] = {}
+        for j in range(pybullet.getNumJoints(self.body_id, physicsClientId=client)):
+            info = pybullet.getJointInfo(self.body_id, j, physicsClientId=client)
+            self.joint_index[info[1].decode()] = j
+        for link in range(-1, len(self.joint_index)):
+            pybullet.setCollisionFilterGroupMask(self.body_id, link, 0, 0, physicsClientId=client)
+            pybullet.changeDynamics(self.body_id, link, linearDamping=0.0, angularDamping=0.0,
+                                    physicsClientId=client)
+        self._switch_off_joint_motors()
+        self._indices = ([self.joint_index[n] for n in BALL_JOINTS]
+                         + [self.joint_index[n] for n in HINGE_JOINTS])
+        self._zero_vel = [[0.0, 0.0, 0.0]] * len(BALL_JOINTS) + [[0.0]] * len(HINGE_JOINTS)
+        self._ankles = [self.joint_index["left_ankle"], self.joint_index["right_ankle"]]
+
+    def _switch_off_joint_motors(self) -> None:
+        """PyBullet gives every joint a default motor; the ball-joint motors alone cost ~150 us
+        per physics step. The body is posed kinematically every step, so it needs none."""
+        for j in self.joint_index.values():
+            kind = pybullet.getJointInfo(self.body_id, j, physicsClientId=self.client)[2]
+            if kind == pybullet.JOINT_SPHERICAL:
+                pybullet.setJointMotorControlMultiDof(self.body_id, j, pybullet.POSITION_CONTROL,
+                                                      targetPosition=[0, 0, 0, 1], force=[0, 0, 0],
+                                                      physicsClientId=self.client)
+            elif kind == pybullet.JOINT_REVOLUTE:
+                pybullet.setJointMotorControl2(self.body_id, j, pybullet.VELOCITY_CONTROL, force=0,
+                                               physicsClientId=self.client)
+
+    def apply(self, pose: BodyPose, x: float, y: float, heading: float) -> tuple[np.ndarray, np.ndarray]:
+        """Place the body: the person stands at (x, y) facing ``heading``.
+
+        Returns the pelvis (base) world position and the base orientation.
+        """
+        q_heading = qyaw(heading)
+        position = np.array([x, y, 0.0]) + qrotate(q_heading, pose.root)
+        orientation = qmul(qmul(q_heading, pose.root_rotation), Q_MODEL_TO_WORLD)
+        pybullet.resetBasePositionAndOrientation(self.body_id, position.tolist(),
+                                                 orientation.tolist(), physicsClientId=self.client)
+        targets = [list(q) for q in pose.balls] + [[float(a)] for a in pose.hinges]
+        pybullet.resetJointStatesMultiDof(self.body_id, self._indices, targets, self._zero_vel,
+                                          physicsClientId=self.client)
+        return position, orientation
+
+    def foot_positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """World positions of the left and right soles' centres (from PyBullet's kinematics)."""
+        states = pybullet.getLinkStates(self.body_id, self._ankles, computeForwardKinematics=1,
+                                        physicsClientId=self.client)
+        out = []
+        for state in states:
+            pos, orn = np.array(state[4]), np.array(state[5])
+            out.append(pos + qrotate(orn, FOOT_SOLE))
+        return out[0], out[1]
+
+    def remove(self) -> None:
+        pybullet.removeBody(self.body_id, physicsClientId=self.client)
+
+
+# --------------------------------------------------------------------------- pictures
+def write_png(path: Path, rgb: np.ndarray) -> None:
+    """Write an (h, w, 3) uint8 image as PNG (no imaging library needed)."""
+    rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\0" + rgb[row].tobytes() for row in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+    Path(path).write_bytes(png)
+
+
+def render_pose(client: int, body: HumanoidBody, pose: BodyPose, eye, size=(240, 320)) -> np.ndarray:
+    """Render a pose of a person standing at the origin facing +x, camera at ``eye``."""
+    body.apply(pose, 0.0, 0.0, 0.0)
+    w, h = size
+    view = pybullet.computeViewMatrix(eye, [0.1, 0.0, 0.7], [0.0, 0.0, 1.0],
+                                      physicsClientId=client)
+    proj = pybullet.computeProjectionMatrixFOV(45.0, w / h, 0.1, 10.0, physicsClientId=client)
+    img = pybullet.getCameraImage(w, h, view, proj, renderer=pybullet.ER_TINY_RENDERER,
+                                  physicsClientId=client)
+    return np.reshape(np.array(img[2], dtype=np.uint8), (h, w, 4))[:, :, :3]
+
+
+def render_contact_sheets(out_dir: Path, library: ClipLibrary | None = None) -> list[Path]:
+    """Render each clip at start, middle and end: right side view (top row), 3/4 front (bottom).
+
+    The walk cycle is shown at phases 0, 1/4 and 1/2.
+    """
+    library = library or ClipLibrary.default()
+    client = pybullet.connect(pybullet.DIRECT)
+    try:
+        pybullet.loadURDF(str(data_path("plane.urdf")), physicsClientId=client)
+        body = HumanoidBody(client)
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in library.names():
+            clip = library.get(name)
+            times = [0.0, clip.duration / 2.0, clip.duration]
+            if isinstance(clip, WalkClip):
+                times = [0.0, clip.duration / 4.0, clip.duration / 2.0]
+            rows = []
+            for eye in ([0.1, -3.3, 0.9], [2.4, -2.4, 1.2]):  # right side; 3/4 front-right
+                tiles = [render_pose(client, body, clip.sample(t), eye) for t in times]
+                sep = np.full((tiles[0].shape[0], 4, 3), 40, np.uint8)
+                rows.append(np.concatenate([x for tile in tiles for x in (tile, sep)][:-1], axis=1))
+            sheet = np.concatenate([rows[0], np.full((4, rows[0].shape[1], 3), 40, np.uint8),
+                                    rows[1]], axis=0)
+            path = out_dir / f"clip_{name}.png"
+            write_png(path, sheet)
+            written.append(path)
+        return written
+    finally:
+        pybullet.disconnect(client)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    for p in render_contact_sheets(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/images")):
+        print(p)

@@ -1,0 +1,99 @@
+"""The person's tree nodes: ActorAnimation and ActorMovement (thesis "Menschenspezifische Nodes").
+
+Both send one goal to the actor server (``ctx.services["actor"]``) and stay RUNNING until the
+goal is done: SUCCESS when the plugin completed it, FAILURE when it was rejected, failed or
+cancelled. A node halted by its parent cancels its goal. A goal rejected only because the
+previous one is still being cancelled is sent again on the next tick (the cancel completes
+within a physics step or two), so a reactive tree can switch from one action to the next.
+"""
+
+from __future__ import annotations
+
+from py_trees.common import Status
+
+from hri.actor.server import Goal, GoalStatus
+from hri.bt.node import BTNode
+from hri.bt.ports import Port
+from hri.geometry import Pose
+
+_RESULT = {GoalStatus.SUCCEEDED: Status.SUCCESS, GoalStatus.FAILED: Status.FAILURE,
+           GoalStatus.CANCELED: Status.FAILURE, GoalStatus.REJECTED: Status.FAILURE}
+
+
+class _ActorGoalNode(BTNode):
+    """Send a goal on the first tick, then follow it until it is done."""
+
+    goal: Goal | None = None
+
+    def send(self, server) -> Goal:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        raise NotImplementedError
+
+    def initialise(self) -> None:
+        self.goal = None
+
+    def update(self) -> Status:
+        server = self.ctx.services["actor"]
+        if self.goal is None or self._retry_after_cancel(server):
+            self.goal = self.send(server)
+            if self.goal.status is GoalStatus.REJECTED and self._previous_canceling(server):
+                return Status.RUNNING
+            self.ctx.events("person_action_started", node=self.name, **self.describe())
+        status = _RESULT.get(self.goal.status, Status.RUNNING)
+        if status is not Status.RUNNING:
+            self.ctx.events("person_action_finished", node=self.name, result=self.goal.status.value,
+                            **self.describe())
+        return status
+
+    def _retry_after_cancel(self, server) -> bool:
+        return self.goal is not None and self.goal.status is GoalStatus.REJECTED and not server.busy
+
+    @staticmethod
+    def _previous_canceling(server) -> bool:
+        current = server.current_goal
+        return current is not None and current.status is GoalStatus.CANCELING
+
+    def on_halted(self) -> None:
+        if self.goal is not None and not self.goal.done:
+            self.ctx.services["actor"].cancel(self.goal)
+            self.ctx.events("person_action_cancelled", node=self.name, **self.describe())
+
+
+class ActorAnimation(_ActorGoalNode):
+    """Play a named animation clip in place; SUCCESS when it has played through."""
+
+    PORTS = (
+        Port("animation_name", "in", str, description="name of the clip, e.g. standing_extend_arm"),
+        Port("animation_speed", "in", float, 1.0, "playback speed factor (1 = as authored)"),
+    )
+
+    def send(self, server) -> Goal:
+        return server.send_animation(self.get_input("animation_name"), self.get_input("animation_speed"))
+
+    def describe(self) -> dict:
+        return {"animation": self.get_input("animation_name")}
+
+
+class ActorMovement(_ActorGoalNode):
+    """Walk to a target pose; the null quaternion as orientation keeps the walking direction."""
+
+    PORTS = (
+        Port("animation_name", "in", str, description="walk cycle clip, e.g. walk"),
+        Port("animation_distance", "in", float, description="metres covered per walk cycle"),
+        Port("target", "in", Pose, description="where to walk to (x;y;z;qx;qy;qz;qw)"),
+    )
+
+    def send(self, server) -> Goal:
+        return server.send_movement(self.get_input("animation_name"), self.get_input("animation_distance"),
+                                    self.get_input("target"))
+
+    def describe(self) -> dict:
+        target = self.get_input("target")
+        return {"animation": self.get_input("animation_name"), "target": [round(target.x, 4), round(target.y, 4)]}
+
+
+def register_nodes(registry) -> None:
+    registry.register("ActorAnimation", ActorAnimation, "action")
+    registry.register("ActorMovement", ActorMovement, "action")

@@ -1,0 +1,299 @@
+"""The actor plugin: the person's state machine inside the simulation (thesis "ActorPlugin").
+
+States (:class:`~hri.actor.protocol.ActorState`):
+
+* SETUP: only at start; the first :meth:`ActorPlugin.step` finishes it and goes IDLE.
+* IDLE: after an action completed or failed, or after a cancel. Holds the last pose.
+* MOVEMENT: turn in place towards the target (bounded turn rate, small steps from the walk
+  cycle), walk to it (walk cycle phase = distance walked / animation distance: no foot sliding
+  at the natural stride), turn to the target orientation unless it is the null quaternion,
+  bring the legs to the rest pose, IDLE. A target closer than ``min_distance`` only turns.
+* ANIMATION: play a named clip in place at ``animation_speed``; IDLE when it has played through.
+
+Messages come from ``endpoint.receive()`` (drained every step), feedback goes to
+``endpoint.send()``: on every state change, and every step while in MOVEMENT or ANIMATION.
+A failed action (unknown animation, invalid speed) answers at once with IDLE and progress 0.
+An ActionMessage with state IDLE cancels the running action.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hri.actor.animation import (BodyPose, ClipLibrary, HumanoidBody, blend, smoothstep,
+                                 wrap_angle)
+from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
+from hri.geometry import Pose
+
+#: Amplitude of the stepping animation while turning in place (fraction of the walk cycle).
+TURN_STEP_AMPLITUDE = 0.35
+#: Effective radius (m) that converts the turned angle into walk-cycle distance while turning.
+TURN_STEP_RADIUS = 0.3
+
+
+@dataclass
+class _Movement:
+    start_xy: np.ndarray
+    direction: np.ndarray  # unit vector of the walk
+    distance: float
+    start_heading: float
+    walk_heading: float
+    final_heading: float
+    stride: float  # metres per walk cycle
+    speed: float  # m/s
+    turn1: float  # seconds
+    walk: float
+    turn2: float
+    settle: float
+
+    @property
+    def duration(self) -> float:
+        return self.turn1 + self.walk + self.turn2 + self.settle
+
+
+class ActorPlugin:
+    """Animates the humanoid from ActionMessages and reports FeedbackMessages.
+
+    ``walk_speed``: walking speed in m/s; by default the walk clip's natural speed scaled so
+    that one cycle covers the requested animation distance (cycle duration unchanged).
+    ``turn_rate``: rad/s when turning in place. ``min_distance``: targets closer than this are
+    not walked to. ``blend_time``: cross-fade (s) between poses of successive activities.
+    """
+
+    def __init__(self, client: int, clips: ClipLibrary, start_pose: Pose, endpoint,
+                 walk_speed: float | None = None, turn_rate: float = 2.5,
+                 min_distance: float = 0.05, blend_time: float = 0.25):
+        if turn_rate <= 0.0:
+            raise ValueError("turn_rate must be positive")
+        if walk_speed is not None and walk_speed <= 0.0:
+            raise ValueError("walk_speed must be positive")
+        self.client = client
+        self.clips = clips
+        self.endpoint = endpoint
+        self.walk_speed = walk_speed
+        self.turn_rate = float(turn_rate)
+        self.min_distance = float(min_distance)
+        self.blend_time = float(blend_time)
+        self.state = ActorState.SETUP
+        self._body = HumanoidBody(client)
+        self._xy = np.array([start_pose.x, start_pose.y], float)
+        self._heading = 0.0 if start_pose.has_null_orientation else start_pose.yaw
+        self._rest = clips.rest_pose()
+        self._shown: BodyPose = self._rest
+        self._blend_from: BodyPose | None = None
+        self._blend_start = 0.0
+        self._sequence = 0
+        self._progress = 0.0
+        self._time = 0.0
+        self._movement: _Movement | None = None
+        self._move_elapsed = 0.0
+        self._clip = None
+        self._clip_time = 0.0
+        self._clip_speed = 1.0
+        self._pelvis = np.zeros(3)
+        self._idle_target: BodyPose | None = None
+        self._blend_elapsed = 0.0
+        self._segment = -1
+        self._apply()
+
+    # ------------------------------------------------------------------ public
+    @property
+    def body_id(self) -> int:
+        return self._body.body_id
+
+    @property
+    def pose(self) -> Pose:
+        """The person's pose: pelvis position and heading (yaw-only quaternion)."""
+        h = self._heading
+        return Pose(float(self._pelvis[0]), float(self._pelvis[1]), float(self._pelvis[2]),
+                    0.0, 0.0, math.sin(h / 2.0), math.cos(h / 2.0))
+
+    @property
+    def progress(self) -> float:
+        return self._progress
+
+    def foot_positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """World positions (left, right) of the soles' centres."""
+        return self._body.foot_positions()
+
+    def step(self, sim_time: float, dt: float) -> None:
+        self._time = sim_time
+        if self.state == ActorState.SETUP:
+            self._setup()
+        while True:
+            message = self.endpoint.receive()
+            if message is None:
+                break
+            self._handle(message)
+        if self.state == ActorState.MOVEMENT:
+            self._step_movement(dt)
+        elif self.state == ActorState.ANIMATION:
+            self._step_animation(dt)
+        else:
+            self._show(self._idle_target if self._idle_target is not None else self._shown, dt)
+        self._apply()
+        if self.state in (ActorState.MOVEMENT, ActorState.ANIMATION):
+            self._feedback()
+
+    # ------------------------------------------------------------------ states
+    def _setup(self) -> None:
+        # Everything the plugin needs from the simulation is the body (loaded in __init__) and
+        # the clips; SETUP ends at the first step.
+        self._enter(ActorState.IDLE, progress=0.0)
+
+    def _enter(self, state: ActorState, progress: float) -> None:
+        self.state = state
+        self._progress = progress
+        self._feedback()
+
+    def _feedback(self) -> None:
+        self.endpoint.send(FeedbackMessage(self.state, float(self._progress), self.pose,
+                                           self._sequence, float(self._time)))
+
+    def _fail(self, message: ActionMessage) -> None:
+        """The action cannot be done: answer IDLE with progress 0 (the server sees failure)."""
+        self._sequence = message.sequence
+        self._movement = None
+        self._clip = None
+        self._enter(ActorState.IDLE, progress=0.0)
+
+    def _handle(self, message: ActionMessage) -> None:
+        if message.state == ActorState.IDLE:  # cancel
+            self._sequence = message.sequence
+            was_walking = self.state == ActorState.MOVEMENT
+            self._movement = None
+            self._clip = None
+            self._idle_target = self._rest if was_walking else self._shown
+            self._start_blend()
+            self._enter(ActorState.IDLE, progress=self._progress)
+        elif message.state == ActorState.ANIMATION:
+            name = message.animation_name
+            if (not self.clips.has(name) or name == ClipLibrary.WALK
+                    or not message.animation_speed > 0.0 or not math.isfinite(message.animation_speed)):
+                self._fail(message)
+                return
+            self._sequence = message.sequence
+            self._movement = None
+            self._clip = self.clips.get(name)
+            self._clip_time = 0.0
+            self._clip_speed = float(message.animation_speed)
+            self._start_blend()
+            self._enter(ActorState.ANIMATION, progress=0.0)
+        elif message.state == ActorState.MOVEMENT:
+            name = message.animation_name or ClipLibrary.WALK
+            if name != ClipLibrary.WALK or not self.clips.has(name):
+                self._fail(message)
+                return
+            self._sequence = message.sequence
+            self._clip = None
+            self._movement = self._plan(message)
+            self._move_elapsed = 0.0
+            self._segment = -1
+            self._enter(ActorState.MOVEMENT, progress=0.0)
+        else:  # SETUP is not an action
+            self._fail(message)
+
+    # ------------------------------------------------------------------ movement
+    def _plan(self, message: ActionMessage) -> _Movement:
+        walk = self.clips.walk
+        target = message.target
+        delta = np.array([target.x, target.y]) - self._xy
+        distance = float(np.hypot(*delta))
+        stride = message.animation_speed if message.animation_speed > 0.0 else walk.stride
+        speed = self.walk_speed or stride / walk.duration
+        if distance > self.min_distance:
+            walk_heading = math.atan2(delta[1], delta[0])
+            direction = delta / distance
+        else:
+            walk_heading = self._heading
+            direction = np.array([math.cos(walk_heading), math.sin(walk_heading)])
+            distance = 0.0
+        final = walk_heading if target.has_null_orientation else target.yaw
+        turn1 = abs(wrap_angle(walk_heading - self._heading)) / self.turn_rate
+        turn2 = abs(wrap_angle(final - walk_heading)) / self.turn_rate
+        walk_time = distance / speed
+        return _Movement(self._xy.copy(), direction, distance, self._heading, walk_heading, final,
+                         float(stride), float(speed), turn1, walk_time, turn2, self.blend_time)
+
+    def _step_movement(self, dt: float) -> None:
+        m = self._movement
+        self._move_elapsed += dt
+        t = self._move_elapsed
+        ends = np.cumsum([m.turn1, m.walk, m.turn2, m.settle])
+        segment = int(np.searchsorted(ends, t, side="right"))
+        if segment != self._segment:
+            self._segment = segment
+            self._start_blend()
+        if segment == 0:  # turn towards the target, stepping in place
+            turned = (t / m.turn1) * wrap_angle(m.walk_heading - m.start_heading)
+            self._heading = m.start_heading + turned
+            target = self._turn_pose(turned)
+        elif segment == 1:  # walk: the cycle's phase is the distance walked per stride
+            self._heading = m.walk_heading
+            s = min(m.distance, (t - ends[0]) * m.speed)
+            self._xy = m.start_xy + s * m.direction
+            target = self.clips.walk.sample_phase(s / m.stride)
+        elif segment == 2:  # turn to the target orientation
+            self._xy = m.start_xy + m.distance * m.direction
+            turned = ((t - ends[1]) / m.turn2) * wrap_angle(m.final_heading - m.walk_heading)
+            self._heading = m.walk_heading + turned
+            target = self._turn_pose(turned, m.distance / m.stride)
+        else:  # legs back to the rest pose
+            self._xy = m.start_xy + m.distance * m.direction
+            self._heading = m.final_heading
+            target = self._rest
+        self._show(target, dt)
+        if t >= m.duration:
+            self._movement = None
+            self._idle_target = self._rest
+            self._blend_from = None
+            self._shown = self._rest
+            self._apply()
+            self._enter(ActorState.IDLE, progress=1.0)
+            return
+        self._progress = min(t / m.duration, 0.999) if m.duration > 0 else 0.999
+
+    def _turn_pose(self, turned: float, phase0: float = 0.0) -> BodyPose:
+        walk = self.clips.walk
+        phase = phase0 + abs(turned) * TURN_STEP_RADIUS / walk.stride
+        return blend(self._rest, walk.sample_phase(phase), TURN_STEP_AMPLITUDE)
+
+    # ------------------------------------------------------------------ animation
+    def _step_animation(self, dt: float) -> None:
+        clip = self._clip
+        self._clip_time += dt * self._clip_speed
+        if self._clip_time >= clip.duration:
+            end = clip.end_pose()
+            self._blend_from = None
+            self._shown = end
+            self._idle_target = end
+            self._clip = None
+            self._apply()
+            self._enter(ActorState.IDLE, progress=1.0)
+            return
+        self._show(clip.sample(self._clip_time), dt)
+        self._progress = self._clip_time / clip.duration
+
+    # ------------------------------------------------------------------ posing
+    def _start_blend(self) -> None:
+        """Cross-fade from the pose shown now into whatever is shown next."""
+        self._blend_from = self._shown
+        self._blend_elapsed = 0.0
+
+    def _show(self, target: BodyPose, dt: float) -> None:
+        if self._blend_from is not None and self.blend_time > 0.0:
+            self._blend_elapsed += dt
+            w = self._blend_elapsed / self.blend_time
+            if w < 1.0:
+                self._shown = blend(self._blend_from, target, smoothstep(w))
+                return
+            self._blend_from = None
+        self._shown = target
+
+    def _apply(self) -> None:
+        position, _ = self._body.apply(self._shown, float(self._xy[0]), float(self._xy[1]),
+                                       self._heading)
+        self._pelvis = position

@@ -1,0 +1,32 @@
+"""Behaviour-tree runtime on py_trees: BehaviorTree.CPP v4 XML trees with typed ports.
+
+Typical use::
+
+    registry = default_registry()
+    root = load_tree("trees/person.xml", registry, ctx, Blackboard())
+    root.tick_once()
+"""
+
+from hri.bt.blackboard import Blackboard
+from hri.bt.context import TreeContext
+from hri.bt.factory import NodeRegistry, default_registry
+from hri.bt.node import BTControl, BTDecorator, BTNode
+from hri.bt.ports import REQUIRED, Port, PortError, Quaternion, Weights
+from hri.bt.xml_loader import load_tree, validate_file
+
+__all__ = [
+    "REQUIRED",
+    "BTControl",
+    "BTDecorator",
+    "BTNode",
+    "Blackboard",
+    "NodeRegistry",
+    "Port",
+    "PortError",
+    "Quaternion",
+    "TreeContext",
+    "Weights",
+    "default_registry",
+    "load_tree",
+    "validate_file",
+]

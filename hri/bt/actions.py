@@ -1,0 +1,154 @@
+"""The thesis's general action and condition nodes; each finishes (SUCCESS/FAILURE) in one tick.
+
+====================  =============================================================
+``GenerateXYPose``    in ``area`` (Area); out ``pose``: a uniform sample, z = 0,
+                      identity orientation
+``InAreaTest``        in ``area``, ``pose``: SUCCESS when the pose's x, y is inside
+``OffsetPose``        in ``input`` (Pose), ``offset`` (``x;y;z``), ``orientation``
+                      (``qx;qy;qz;qw``); out ``output``
+``IsCalled``          (also ``AmICalled``) SUCCESS when ``services["called"].get()``
+``SetCalledTo``       in ``state`` (bool): ``services["called"].set(state)``
+``RandomFailure``     in ``failure_chance`` (0..1): FAILURE with that probability
+``AlwaysSuccess``     SUCCESS
+``AlwaysFailure``     FAILURE
+``SetBlackboard``     in ``value``; out ``output_key``: copies the value
+====================  =============================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from py_trees.common import Status
+
+from hri.bt.blackboard import Blackboard
+from hri.bt.context import TreeContext
+from hri.bt.node import BTNode
+from hri.bt.ports import Port, PortError, Quaternion
+from hri.geometry import Area, Pose
+
+
+class GenerateXYPose(BTNode):
+    """Samples a point uniformly in ``area``: ``pose`` at z = 0 with the null quaternion.
+
+    The null orientation ``0;0;0;0`` is what the thesis's ROS pose held by default, and what
+    ActorMovement reads as "end facing the walking direction".
+    """
+
+    PORTS = (
+        Port("area", "in", Area, description="where to sample"),
+        Port("pose", "out", Pose, description="the sampled pose"),
+    )
+
+    def update(self) -> Status:
+        area: Area = self.get_input("area")
+        x, y = area.sample(self.ctx.rng)
+        self.set_output("pose", Pose(x, y, 0.0, 0.0, 0.0, 0.0, 0.0))
+        return Status.SUCCESS
+
+
+class InAreaTest(BTNode):
+    """SUCCESS when ``pose`` (x, y) lies inside or on the border of ``area``."""
+
+    PORTS = (
+        Port("area", "in", Area, description="the area"),
+        Port("pose", "in", Pose, description="the pose to test"),
+    )
+
+    def update(self) -> Status:
+        area: Area = self.get_input("area")
+        pose: Pose = self.get_input("pose")
+        return Status.SUCCESS if area.contains(pose.x, pose.y) else Status.FAILURE
+
+
+class OffsetPose(BTNode):
+    """``output`` = ``input`` moved by ``offset``; orientation replaced by ``orientation`` if given.
+
+    The null quaternion ``0;0;0;0`` is a valid replacement ("no orientation").
+    """
+
+    PORTS = (
+        Port("input", "in", Pose, description="the pose to offset"),
+        Port("offset", "in", Pose, default=None, description="added to the position, x;y;z"),
+        Port("orientation", "in", Quaternion, default=None, description="replaces the orientation"),
+        Port("output", "out", Pose, description="the result"),
+    )
+
+    def update(self) -> Status:
+        pose: Pose = self.get_input("input")
+        offset: Pose | None = self.get_input("offset")
+        if offset is not None:
+            pose = pose.with_position(pose.x + offset.x, pose.y + offset.y, pose.z + offset.z)
+        orientation: Quaternion | None = self.get_input("orientation")
+        if orientation is not None:
+            pose = Pose(pose.x, pose.y, pose.z, *orientation)
+        self.set_output("output", pose)
+        return Status.SUCCESS
+
+
+class IsCalled(BTNode):
+    """SUCCESS when the person is called (``ctx.services["called"].get()``); also ``AmICalled``."""
+
+    def update(self) -> Status:
+        called = self.ctx.services.get("called")
+        if called is None:
+            raise self._error("the tree context has no 'called' service")
+        return Status.SUCCESS if called.get() else Status.FAILURE
+
+
+class SetCalledTo(BTNode):
+    """Sets the "called" flag: ``ctx.services["called"].set(state)``."""
+
+    PORTS = (Port("state", "in", bool, description="true or false"),)
+
+    def update(self) -> Status:
+        called = self.ctx.services.get("called")
+        if called is None:
+            raise self._error("the tree context has no 'called' service")
+        called.set(bool(self.get_input("state")))
+        return Status.SUCCESS
+
+
+class RandomFailure(BTNode):
+    """FAILURE with probability ``failure_chance`` (drawn from ``ctx.rng``), else SUCCESS."""
+
+    PORTS = (Port("failure_chance", "in", float, description="probability of FAILURE, 0..1"),)
+
+    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
+        super().__init__(name, ports, ctx, blackboard)
+        chance = self.literal_input("failure_chance")
+        if chance is not None and not 0.0 <= chance <= 1.0:
+            raise PortError(f"port 'failure_chance': must be between 0 and 1, got {chance}")
+
+    def update(self) -> Status:
+        chance = self.get_input("failure_chance")
+        if not 0.0 <= chance <= 1.0:
+            raise self._error(f"port 'failure_chance': must be between 0 and 1, got {chance}")
+        return Status.FAILURE if self.ctx.rng.random() < chance else Status.SUCCESS
+
+
+class AlwaysSuccess(BTNode):
+    """SUCCESS."""
+
+    def update(self) -> Status:
+        return Status.SUCCESS
+
+
+class AlwaysFailure(BTNode):
+    """FAILURE."""
+
+    def update(self) -> Status:
+        return Status.FAILURE
+
+
+class SetBlackboard(BTNode):
+    """Writes ``value`` (a string, or a copied ``{entry}``) to the entry ``output_key``."""
+
+    PORTS = (
+        Port("value", "in", Any, description="the value (a literal string or {key})"),
+        Port("output_key", "out", Any, description="the entry to write"),
+    )
+
+    def update(self) -> Status:
+        self.set_output("output_key", self.get_input("value"))
+        return Status.SUCCESS

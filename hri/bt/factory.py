@@ -1,0 +1,115 @@
+"""The one place where node types are registered.
+
+A new node type is one class (a :class:`~hri.bt.node.BTNode`, ``BTControl`` or
+``BTDecorator`` subclass) and one ``registry.register("Id", Class, kind)`` call.
+:func:`default_registry` holds the built-in nodes and those of the optional modules
+``hri.actor.nodes`` and ``hri.robot.nodes`` (each provides ``register_nodes(registry)``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Literal
+
+from hri.bt import actions, controls, decorators
+from hri.bt.node import BTControl, BTDecorator, BTNode
+
+Kind = Literal["action", "condition", "control", "decorator"]
+
+_BASES: dict[str, type] = {
+    "action": BTNode,
+    "condition": BTNode,
+    "control": BTControl,
+    "decorator": BTDecorator,
+}
+
+OPTIONAL_NODE_MODULES = ("hri.actor.nodes", "hri.robot.nodes")
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """A registered node type."""
+
+    node_id: str
+    cls: type
+    kind: str
+
+
+class NodeRegistry:
+    """Node IDs (the XML tag or ``ID``) mapped to node classes and their kind."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, NodeType] = {}
+
+    def register(self, node_id: str, cls: type, kind: Kind) -> None:
+        if kind not in _BASES:
+            raise ValueError(f"unknown node kind {kind!r} (one of {', '.join(_BASES)})")
+        if not (isinstance(cls, type) and issubclass(cls, _BASES[kind])):
+            raise TypeError(f"{node_id}: a {kind} node must subclass {_BASES[kind].__name__}")
+        if node_id in self._types:
+            raise ValueError(f"node type {node_id!r} is already registered")
+        self._types[node_id] = NodeType(node_id, cls, kind)
+
+    def get(self, node_id: str) -> NodeType:
+        """The registered type; KeyError when ``node_id`` is unknown."""
+        try:
+            return self._types[node_id]
+        except KeyError:
+            raise KeyError(f"unknown node type {node_id!r}") from None
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._types
+
+    def ids(self) -> list[str]:
+        return sorted(self._types)
+
+
+def register_builtin_nodes(registry: NodeRegistry) -> None:
+    for node_id, cls in (
+        ("Sequence", controls.Sequence),
+        ("ReactiveSequence", controls.ReactiveSequence),
+        ("Fallback", controls.Fallback),
+        ("ReactiveFallback", controls.ReactiveFallback),
+        ("IfThenElse", controls.IfThenElse),
+        ("InterruptableSequence", controls.InterruptableSequence),
+        ("WeightedRandom", controls.WeightedRandom),
+    ):
+        registry.register(node_id, cls, "control")
+    for node_id, cls in (
+        ("Inverter", decorators.Inverter),
+        ("ForceSuccess", decorators.ForceSuccess),
+        ("ForceFailure", decorators.ForceFailure),
+    ):
+        registry.register(node_id, cls, "decorator")
+    for node_id, cls in (
+        ("GenerateXYPose", actions.GenerateXYPose),
+        ("OffsetPose", actions.OffsetPose),
+        ("SetCalledTo", actions.SetCalledTo),
+        ("AlwaysSuccess", actions.AlwaysSuccess),
+        ("AlwaysFailure", actions.AlwaysFailure),
+        ("SetBlackboard", actions.SetBlackboard),
+    ):
+        registry.register(node_id, cls, "action")
+    for node_id, cls in (
+        ("InAreaTest", actions.InAreaTest),
+        ("IsCalled", actions.IsCalled),
+        ("AmICalled", actions.IsCalled),
+        ("RandomFailure", actions.RandomFailure),
+    ):
+        registry.register(node_id, cls, "condition")
+
+
+def default_registry() -> NodeRegistry:
+    """The built-in nodes plus those of ``hri.actor.nodes`` and ``hri.robot.nodes`` if present."""
+    registry = NodeRegistry()
+    register_builtin_nodes(registry)
+    for module_name in OPTIONAL_NODE_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name in (module_name, module_name.rpartition(".")[0]):
+                continue  # the module (or its package) does not exist yet
+            raise
+        module.register_nodes(registry)
+    return registry

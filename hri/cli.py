@@ -1,0 +1,89 @@
+"""The ``hri`` command line: ``hri run``, ``hri validate`` (see ``interfaces.md``).
+
+Every mistake a user can make ends in one line on stderr and a non-zero exit, never a
+traceback: :class:`hri.errors.HriError` carries the ``FILE:LINE: message``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hri.errors import HriError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like argparse but without usage noise
+        print(f"hri: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="hri", description="Behaviour-tree human-robot interaction simulator.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run one simulation of a scenario")
+    run.add_argument("scenario", help="preset name (coexistence) or path to a scenario .yaml")
+    run.add_argument("--duration", type=float, help="simulated seconds (default: the scenario's)")
+    run.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
+    run.add_argument("--gui", action="store_true", help="open PyBullet's 3D window")
+    run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
+    run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
+    run.add_argument("--out", type=Path, help="write stats.json and events.jsonl into this folder")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a scenario parameter by its dotted key (repeatable)")
+
+    validate = sub.add_parser("validate", help="check tree and scenario files")
+    validate.add_argument("files", nargs="+", type=Path)
+    return parser
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from hri.scenario import load_scenario
+    from hri.sim import run_scenario
+    from hri.stats import format_table
+
+    scenario = load_scenario(args.scenario, args.overrides)
+    duration = args.duration if args.duration is not None else scenario.sim("duration_s")
+    if duration <= 0:
+        raise HriError(f"--duration: must be positive, got {duration}")
+    if args.seed < 0:
+        raise HriError(f"--seed: must not be negative, got {args.seed}")
+    stats = run_scenario(scenario, duration, seed=args.seed, gui=args.gui, realtime=args.realtime,
+                         out_dir=args.out)
+    if args.json:
+        print(json.dumps(stats))
+    else:
+        print(format_table(stats))
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from hri.validate import validate_files
+
+    problems = validate_files(args.files)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    from hri.quiet import import_pybullet_quietly
+
+    import_pybullet_quietly()  # keeps stdout clean for --json
+    handlers = {"run": _cmd_run, "validate": _cmd_validate}
+    try:
+        return handlers[args.command](args)
+    except HriError as err:
+        print(err, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("hri: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""The simulation loop: one scenario, one seed, lockstep in simulated time.
+
+:class:`Simulation` builds the world in its own PyBullet client, starts the person (actor
+plugin and actor server over two POSIX message queues), the robot, and the two trees loaded
+from the scenario's files, then steps everything at the fixed physics rate (see
+``docs/architecture.md`` for the order within a step). Nothing here reads the wall clock
+except to report how fast the run went and, with ``realtime``, to pace it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import py_trees
+import pybullet as p
+
+from hri.actor.animation import ClipLibrary
+from hri.actor.plugin import ActorPlugin
+from hri.actor.queues import ActorLink
+from hri.actor.server import ActorServer
+from hri.bt.blackboard import Blackboard
+from hri.bt.context import TreeContext
+from hri.bt.factory import default_registry
+from hri.bt.xml_loader import load_tree
+from hri.errors import HriError
+from hri.monitor import SafetyLimits, SafetyMonitor
+from hri.mqueue import RunQueues, cleanup_stale
+from hri.robot.arm import RobotArm, RobotConfig
+from hri.scenario import Scenario, parse_pose
+from hri.stats import EventLog, RunStats
+from hri.world import build_static_scene, draw_zones
+
+
+class CalledFlag:
+    """Whether the robot is calling the person: the state both trees share (IsCalled, SetCalledTo)."""
+
+    def __init__(self, events: EventLog, now) -> None:
+        self._called = False
+        self._since: float | None = None
+        self._events = events
+        self._now = now
+        self.calls = 0
+        self.response_times: list[float] = []
+
+    def get(self) -> bool:
+        return self._called
+
+    def set(self, value: bool) -> None:
+        value = bool(value)
+        if value == self._called:
+            return
+        t = self._now()
+        self._called = value
+        if value:
+            self.calls += 1
+            self._since = t
+            self._events.emit(t, "person_called")
+        else:
+            self.response_times.append(t - (self._since if self._since is not None else t))
+            self._events.emit(t, "person_released", response_s=round(self.response_times[-1], 6))
+
+
+class Simulation:
+    """One run. Use as a context manager so the queues and the PyBullet client are released."""
+
+    def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False):
+        self.scenario = scenario
+        self.seed = int(seed)
+        self.gui = gui
+        self.realtime = realtime
+        self.dt = 1.0 / scenario.sim("physics_rate_hz")
+        self.tree_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("tree_rate_hz")))
+        self.step_count = 0
+        self.events = EventLog()
+        self.stats = RunStats(scenario.name, self.seed)
+        self.client: int | None = None
+        self.queues: RunQueues | None = None
+
+    # --- set-up ---------------------------------------------------------------------
+    def __enter__(self) -> "Simulation":
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def now(self) -> float:
+        return self.step_count * self.dt
+
+    def _setup(self) -> None:
+        data = self.scenario.data
+        cleanup_stale()
+        self.client = p.connect(p.GUI if self.gui else p.DIRECT)
+        if self.client < 0:
+            raise HriError("--gui: cannot open PyBullet's window (no display?)")
+        p.setTimeStep(self.dt, physicsClientId=self.client)
+        p.setGravity(0, 0, -9.81, physicsClientId=self.client)
+        build_static_scene(self.client, data)
+        zones = self.scenario.zones
+        draw_zones(self.client, zones)
+        if self.gui:
+            self._frame_camera()
+
+        person_seed, robot_seed, planner_seed = np.random.SeedSequence(self.seed).spawn(3)
+        self.queues = RunQueues().__enter__()
+        link = ActorLink(self.queues)
+        self.plugin = ActorPlugin(self.client, ClipLibrary.default(), parse_pose(data["person"]["start"]),
+                                  link.plugin_endpoint())
+        self.server = ActorServer(link.server_endpoint())
+        robot_config = RobotConfig.from_dict({**(data["robot"].get("config") or {}),
+                                              "seed": int(planner_seed.generate_state(1)[0])})
+        self.robot = RobotArm(self.client, parse_pose(data["robot"]["base"]),
+                              lambda c: build_static_scene(c, data), robot_config)
+        self.called = CalledFlag(self.events, self.now)
+
+        registry = default_registry()
+        entries = self.scenario.blackboard_entries()
+        self.person_bb = Blackboard()
+        self.robot_bb = Blackboard()
+        for key, value in entries.items():
+            self.person_bb.set(key, value)
+            self.robot_bb.set(key, value)
+        self.robot_bb.set("human_pose", self.plugin.pose)
+        person_ctx = TreeContext(np.random.default_rng(person_seed), self.now,
+                                 {"actor": self.server, "called": self.called}, self._tree_events("person"))
+        robot_ctx = TreeContext(np.random.default_rng(robot_seed), self.now,
+                                {"robot": self.robot, "called": self.called}, self._tree_events("robot"))
+        self.person_tree = load_tree(self.scenario.tree_path("person"), registry, person_ctx, self.person_bb)
+        self.robot_tree = load_tree(self.scenario.tree_path("robot"), registry, robot_ctx, self.robot_bb)
+
+        limits = SafetyLimits(float(data["robot"]["reduced_velocity"]), **{
+            k: float(data["safety"][k]) for k in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s",
+                                                  "speed_tolerance")})
+        self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
+                                     self.stats, self.events, self.dt)
+        self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
+
+    def _tree_events(self, tree: str):
+        def emit(event: str, **fields: Any) -> None:
+            self.events.emit(self.now(), event, tree=tree, **fields)
+        return emit
+
+    def _frame_camera(self) -> None:
+        sx, sy = self.scenario.data["room"]["size"]
+        p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=self.client)
+        p.resetDebugVisualizerCamera(max(sx, sy) * 0.9, 35, -45, (sx / 2, sy / 2, 0.0),
+                                     physicsClientId=self.client)
+
+    def close(self) -> None:
+        if self.client is not None and self.client >= 0:
+            try:
+                p.disconnect(physicsClientId=self.client)
+            except p.error:
+                pass
+            self.client = None
+        if self.queues is not None:
+            self.queues.__exit__(None, None, None)
+            self.queues = None
+
+    # --- running --------------------------------------------------------------------
+    def _tick_trees(self) -> None:
+        self.robot_bb.set("human_pose", self.server.person_pose or self.plugin.pose)
+        self.person_tree.tick_once()
+        self.robot_tree.tick_once()
+        if self.robot_tree.status == py_trees.common.Status.SUCCESS:
+            self.stats.robot_cycles += 1
+            self.events.emit(self.now(), "robot_cycle_done", cycle=self.stats.robot_cycles)
+
+    def step(self) -> None:
+        t = self.now()
+        if self.step_count % self.tree_every == 0:
+            self._tick_trees()
+        self.plugin.step(t, self.dt)
+        self.server.poll()
+        self.robot.step(self.dt)
+        p.stepSimulation(physicsClientId=self.client)
+        self.step_count += 1
+        self.monitor.step(self.now(), self.plugin.pose)
+
+    def run(self, duration_s: float) -> dict[str, Any]:
+        """Run for ``duration_s`` simulated seconds; return the statistics object."""
+        steps = int(math.floor(duration_s / self.dt + 1e-9))
+        wall_start = time.perf_counter()
+        try:
+            for _ in range(steps):
+                self.step()
+                if self.realtime:
+                    ahead = self.now() - (time.perf_counter() - wall_start)
+                    if ahead > 0:
+                        time.sleep(ahead)
+                if self.gui and not p.isConnected(physicsClientId=self.client):
+                    self.stats.complete = False
+                    break
+        except p.error as err:
+            self.stats.complete = False
+            raise HriError(f"the PyBullet client was lost: {err}") from None
+        finally:
+            self.stats.sim_time_s = self.now()
+            self.stats.wall_time_s = time.perf_counter() - wall_start
+            self.stats.human_calls = self.called.calls
+            self.stats.human_response_times = list(self.called.response_times)
+            finished = [e for e in self.events.events if e["event"] == "person_action_finished"]
+            self.stats.person_actions = len(finished)
+            self.stats.person_actions_failed = sum(1 for e in finished if e["result"] != "succeeded")
+            self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
+        return self.stats.as_dict()
+
+
+def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool = False,
+                 realtime: bool = False, out_dir: Path | None = None) -> dict[str, Any]:
+    """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up."""
+    from hri.stats import write_run
+
+    with Simulation(scenario, seed, gui=gui, realtime=realtime) as sim:
+        stats = sim.run(duration_s)
+        if out_dir is not None:
+            write_run(out_dir, stats, sim.events)
+    return stats

@@ -1,0 +1,123 @@
+"""Statistics of one run and its event log.
+
+:class:`EventLog` keeps the run's events (``t`` in simulated seconds, ``event``, fields) in
+order; :class:`RunStats` accumulates the figures of ``interfaces.md`` ("Statistics of one
+run"). Both are written by :func:`write_run` atomically: a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ZONES = ("safe", "warning", "stop")
+ROBOT_MODES = ("full", "reduced", "stopped")
+
+
+class EventLog:
+    """Events in the order they happened; each is a dict with ``t`` and ``event`` first."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, t: float, event: str, **fields: Any) -> None:
+        self.events.append({"t": round(float(t), 6), "event": event, **fields})
+
+    def count(self, event: str) -> int:
+        return sum(1 for e in self.events if e["event"] == event)
+
+    def to_jsonl(self) -> str:
+        return "".join(json.dumps(e, sort_keys=False) + "\n" for e in self.events)
+
+
+@dataclass
+class RunStats:
+    """The figures of one run; :meth:`as_dict` gives the statistics object."""
+
+    scenario: str
+    seed: int
+    sim_time_s: float = 0.0
+    wall_time_s: float = 0.0
+    zone_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in ZONES})
+    zone_entries: dict[str, int] = field(default_factory=lambda: {"warning": 0, "stop": 0})
+    robot_time_s: dict[str, float] = field(default_factory=lambda: {m: 0.0 for m in ROBOT_MODES})
+    protective_stops: int = 0
+    min_separation_m: float = math.inf
+    robot_cycles: int = 0
+    human_calls: int = 0
+    human_response_times: list[float] = field(default_factory=list)
+    safety_violations: int = 0
+    max_robot_speed_m_s: float = 0.0
+    person_distance_m: float = 0.0
+    person_actions: int = 0
+    person_actions_failed: int = 0
+    complete: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        rtf = self.sim_time_s / self.wall_time_s if self.wall_time_s > 0 else None
+        response = (sum(self.human_response_times) / len(self.human_response_times)
+                    if self.human_response_times else None)
+        return {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "sim_time_s": round(self.sim_time_s, 6),
+            "wall_time_s": round(self.wall_time_s, 3),
+            "real_time_factor": round(rtf, 2) if rtf is not None else None,
+            "zone_time_s": {k: round(v, 6) for k, v in self.zone_time_s.items()},
+            "zone_entries": dict(self.zone_entries),
+            "robot_time_s": {k: round(v, 6) for k, v in self.robot_time_s.items()},
+            "protective_stops": self.protective_stops,
+            "min_separation_m": round(self.min_separation_m, 6) if math.isfinite(self.min_separation_m) else None,
+            "robot_cycles": self.robot_cycles,
+            "human_calls": self.human_calls,
+            "human_response_s": round(response, 6) if response is not None else None,
+            "safety_violations": self.safety_violations,
+            "max_robot_speed_m_s": round(self.max_robot_speed_m_s, 6),
+            "person_distance_m": round(self.person_distance_m, 6),
+            "person_actions": self.person_actions,
+            "person_actions_failed": self.person_actions_failed,
+            "complete": self.complete,
+        }
+
+
+WALL_CLOCK_KEYS = ("wall_time_s", "real_time_factor")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog) -> None:
+    """Write ``events.jsonl`` then ``stats.json`` (the latter last: its presence means done)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _write_atomic(out_dir / "events.jsonl", events.to_jsonl())
+    _write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
+
+
+def format_table(stats: dict[str, Any]) -> str:
+    """A human-readable summary of the statistics object."""
+    rows = []
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {_fmt(v)}" for k, v in value.items())
+        rows.append((key, _fmt(value) if not isinstance(value, str) else value))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

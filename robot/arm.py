@@ -1,0 +1,313 @@
+"""The robot arm in the simulation: the public API the robot's tree nodes and the loop use.
+
+:class:`RobotArm` loads the LBR iisy URDF into the simulation client and a second copy
+into a private planning client (:class:`~hri.robot.scene.PlanningScene`). ``move_to``
+plans (IK for the tool0 pose, then a collision-free joint path), ``step`` advances the
+jerk-limited online trajectory (:class:`~hri.robot.motion.JointMotion`) by one physics
+step and commands the joint motors, ``halt`` brakes to rest, ``set_velocity_fraction``
+scales the speed of the motion in progress. Everything measured (joint states, point
+speeds) is read back from PyBullet, never taken from the command. Deterministic: no
+wall clock, the planner's random numbers come from ``RobotConfig.seed``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from hri.geometry import Pose
+from hri.robot.motion import JointMotion, Progress
+from hri.robot.planner import PlannerSettings, plan_joint_path
+from hri.robot.scene import PlanningScene, read_joint_model
+
+DEFAULT_URDF = Path(__file__).resolve().parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
+
+#: elbow up, tool pointing down over the table in front of the robot
+HOME = (0.0, 0.2, 2.0, 0.0, math.pi - 2.2, 0.0)
+
+
+class MotionStatus(enum.Enum):
+    """Where the arm's current command stands (see :class:`RobotArm`)."""
+
+    IDLE = "idle"
+    MOVING = "moving"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+def _six(value: Any, name: str) -> tuple[float, ...]:
+    """A scalar (same for all joints) or six values, as a tuple of six floats."""
+    if isinstance(value, (int, float)):
+        return (float(value),) * 6
+    values = tuple(float(v) for v in value)
+    if len(values) != 6:
+        raise ValueError(f"robot parameter {name!r} needs 1 or 6 values, got {len(values)}")
+    return values
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    """The robot's scenario parameters (SI units, radians)."""
+
+    max_acceleration: tuple[float, ...] = (8.0, 8.0, 10.0, 15.0, 15.0, 20.0)  # rad/s^2
+    max_jerk: tuple[float, ...] = (80.0, 80.0, 100.0, 150.0, 150.0, 200.0)      # rad/s^3
+    velocity_fraction: float = 1.0          # initial fraction of the joint speed limits
+    home: tuple[float, ...] = HOME          # rad
+    goal_tolerance: float = 0.005           # rad, measured joints vs goal for SUCCEEDED
+    rest_velocity: float = 0.01             # rad/s, measured joint speed counted as rest
+    settle_timeout: float = 2.0             # s after the command arrived, else FAILED
+    position_tolerance: float = 0.005       # m, IK check by forward kinematics
+    orientation_tolerance: float = 0.05     # rad, IK check by forward kinematics
+    ik_restarts: int = 12                   # deterministic random IK seeds
+    collision_margin: float = 0.02          # m, clearance to the static scene
+    self_collision_margin: float = 0.01     # m, clearance between links
+    check_resolution: float = 0.02          # rad between collision checks on a segment
+    rrt_step: float = 0.25                  # rad
+    rrt_max_iterations: int = 2000
+    shortcut_iterations: int = 60
+    position_gain: float = 0.3              # PyBullet POSITION_CONTROL gains
+    velocity_gain: float = 1.0
+    seed: int = 0                           # planner randomness
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "RobotConfig":
+        """From scenario parameters; missing keys keep defaults, unknown keys raise."""
+        d = dict(d or {})
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(d) - set(known))
+        if unknown:
+            raise ValueError(f"unknown robot parameter {unknown[0]!r} "
+                             f"(known: {', '.join(sorted(known))})")
+        values: dict[str, Any] = {}
+        for name, value in d.items():
+            if name in ("max_acceleration", "max_jerk", "home"):
+                values[name] = _six(value, name)
+            elif name in ("ik_restarts", "rrt_max_iterations", "shortcut_iterations", "seed"):
+                values[name] = int(value)
+            else:
+                values[name] = float(value)
+        config = cls(**values)
+        if not 0.0 <= config.velocity_fraction <= 1.0:
+            raise ValueError("robot parameter 'velocity_fraction' must be within 0..1")
+        if min(config.max_acceleration) <= 0.0 or min(config.max_jerk) <= 0.0:
+            raise ValueError("robot acceleration and jerk limits must be positive")
+        return config
+
+    @property
+    def planner_settings(self) -> PlannerSettings:
+        return PlannerSettings(self.check_resolution, self.rrt_step,
+                               self.rrt_max_iterations, self.shortcut_iterations)
+
+
+class RobotArm:
+    """The LBR iisy in simulation client ``client``, mounted at ``base_pose``."""
+
+    def __init__(self, client: int, base_pose: Pose,
+                 build_obstacles: Callable[[int], list[int]], config: RobotConfig,
+                 urdf_path: Path | None = None) -> None:
+        self.client = client
+        self.config = config
+        urdf = Path(urdf_path) if urdf_path is not None else DEFAULT_URDF
+        self.body_id: int = p.loadURDF(str(urdf), base_pose.position, base_pose.orientation,
+                                       useFixedBase=True, physicsClientId=client)
+        self.model = read_joint_model(client, self.body_id)
+        if len(self.model.indices) != 6:
+            raise ValueError(f"{urdf}: expected 6 revolute joints")
+        self._joints = list(self.model.indices)
+        self._links = list(range(self.model.num_links))
+        self.home = np.array(config.home, dtype=float)
+        for j, q in zip(self._joints, self.home):
+            p.resetJointState(self.body_id, j, float(q), 0.0, physicsClientId=client)
+        self.scene = PlanningScene(urdf, base_pose, build_obstacles, self.home,
+                                   config.collision_margin, config.self_collision_margin)
+        self._rng = np.random.default_rng(config.seed)
+        self._ik_seeds = [self._rng.uniform(self.model.lower, self.model.upper)
+                          for _ in range(config.ik_restarts)]
+        self._speed_capability = self.scene.speed_capability()
+        self._status = MotionStatus.IDLE
+        self.velocity_fraction: float = float(config.velocity_fraction)
+        self._motion: JointMotion | None = None
+        self._target: Pose | None = None
+        self._goal: np.ndarray | None = None
+        self._plans = 0
+        self._pending_path: list[np.ndarray] | None = None
+        self._settle_time = 0.0
+        self._hold = self.home.copy()
+        self._command(self.home, np.zeros(6))
+
+    def close(self) -> None:
+        """Disconnect the private planning client."""
+        self.scene.close()
+
+    # -- status -----------------------------------------------------------------------
+
+    @property
+    def status(self) -> MotionStatus:
+        return self._status
+
+    @property
+    def target(self) -> Pose | None:
+        """The last target given to :meth:`move_to`."""
+        return self._target
+
+    # -- commands ---------------------------------------------------------------------
+
+    def move_to(self, target: Pose) -> None:
+        """Plan to the tool0 pose ``target`` and start moving; same unreached target resumes."""
+        resume = (target == self._target and self._goal is not None
+                  and self._status not in (MotionStatus.SUCCEEDED, MotionStatus.FAILED))
+        if resume and self._status == MotionStatus.MOVING:
+            return
+        self._target = target
+        start = self._commanded_position()
+        if not resume:
+            seeds = [start, self.home, *self._ik_seeds]
+            self._goal = self.scene.solve_ik(target, seeds, self.config.position_tolerance,
+                                             self.config.orientation_tolerance)
+        if self._goal is None:
+            self._fail()
+            return
+        rng = np.random.default_rng([self.config.seed, self._plans])
+        self._plans += 1
+        path = plan_joint_path(self.scene, start, self._goal, rng,
+                               self.config.planner_settings)
+        if path is None:
+            self._fail()
+            return
+        if self._motion is not None:
+            self._motion.follow(path[1:])
+        else:
+            self._pending_path = path[1:]
+        self._settle_time = 0.0
+        self._status = MotionStatus.MOVING
+
+    def halt(self) -> None:
+        """Controlled stop (STOPPING, then STOPPED at rest); the target is kept for resuming."""
+        if self._status != MotionStatus.MOVING:
+            return
+        if self._motion is not None:
+            self._motion.brake()
+        self._pending_path = None
+        self._status = MotionStatus.STOPPING
+
+    def set_velocity_fraction(self, fraction: float) -> None:
+        """Scale the joint speed limits to ``fraction`` (0..1); applies to the motion in progress."""
+        if not 0.0 <= fraction <= 1.0 or math.isnan(fraction):
+            raise ValueError(f"velocity fraction {fraction} is not within 0..1")
+        self.velocity_fraction = float(fraction)
+
+    # -- one physics step -------------------------------------------------------------
+
+    def step(self, dt: float) -> None:
+        """Advance the online trajectory by ``dt`` and command the motors (before stepSimulation)."""
+        motion = self._ensure_motion(dt)
+        if self._status in (MotionStatus.MOVING, MotionStatus.STOPPING):
+            progress = motion.update(self.velocity_fraction)
+            if progress == Progress.ERROR:
+                motion.brake()
+                self._status = MotionStatus.FAILED
+            elif self._status == MotionStatus.STOPPING and progress in (Progress.STOPPED,
+                                                                         Progress.ARRIVED):
+                self._status = MotionStatus.STOPPED
+            elif progress == Progress.ARRIVED and self._status == MotionStatus.MOVING:
+                self._check_settled(dt)
+        elif self._status == MotionStatus.FAILED and not motion.at_rest:
+            motion.update(1.0)  # brake to rest after a failure
+        self._command(motion.position, motion.velocity)
+
+    # -- measurements -----------------------------------------------------------------
+
+    def joint_positions(self) -> np.ndarray:
+        states = p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
+        return np.array([s[0] for s in states])
+
+    def joint_velocities(self) -> np.ndarray:
+        states = p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
+        return np.array([s[1] for s in states])
+
+    def joint_speed_fraction(self) -> float:
+        """max_i |qdot_i| / vmax_i, measured."""
+        return float(np.max(np.abs(self.joint_velocities()) / self.model.max_velocity))
+
+    def fastest_point_speed(self) -> float:
+        """The largest linear speed (m/s) of the link frames (tool0 included), measured."""
+        states = p.getLinkStates(self.body_id, self._links, computeLinkVelocity=1,
+                                 physicsClientId=self.client)
+        best = 0.0
+        # Plain floats: this runs every physics step, and per-link NumPy calls cost ~15x more.
+        for s in states:
+            # s[6] is the centre of mass velocity; move it to the link frame origin: v + w x r
+            (vx, vy, vz), (wx, wy, wz) = s[6], s[7]
+            rx, ry, rz = s[4][0] - s[0][0], s[4][1] - s[0][1], s[4][2] - s[0][2]
+            ux, uy, uz = vx + wy * rz - wz * ry, vy + wz * rx - wx * rz, vz + wx * ry - wy * rx
+            best = max(best, ux * ux + uy * uy + uz * uz)
+        return math.sqrt(best)
+
+    def tool_pose(self) -> Pose:
+        state = p.getLinkState(self.body_id, self.model.tool_link, computeForwardKinematics=1,
+                               physicsClientId=self.client)
+        return Pose(*state[4], *state[5])
+
+    def speed_capability(self) -> float:
+        """An upper bound (m/s) of any robot point's speed at full joint speed."""
+        return self._speed_capability
+
+    def is_reachable(self, target: Pose) -> bool:
+        """IK succeeds within tolerance and the goal configuration is collision free."""
+        seeds = [self._commanded_position(), self.home, *self._ik_seeds]
+        return self.scene.solve_ik(target, seeds, self.config.position_tolerance,
+                                   self.config.orientation_tolerance) is not None
+
+    # -- internals --------------------------------------------------------------------
+
+    def _commanded_position(self) -> np.ndarray:
+        if self._motion is not None:
+            return self._motion.position
+        return self._hold.copy()
+
+    def _ensure_motion(self, dt: float) -> JointMotion:
+        if self._motion is None or self._motion.dt != dt:
+            old = self._motion
+            q0 = old.position if old is not None else self._hold
+            self._motion = JointMotion(q0, self.model.max_velocity,
+                                       np.array(self.config.max_acceleration),
+                                       np.array(self.config.max_jerk), dt)
+            pending = self._pending_path
+            if pending is not None and self._status == MotionStatus.MOVING:
+                self._motion.follow(pending)
+            self._pending_path = None
+        return self._motion
+
+    def _check_settled(self, dt: float) -> None:
+        assert self._goal is not None
+        self._settle_time += dt
+        error = float(np.max(np.abs(self.joint_positions() - self._goal)))
+        speed = float(np.max(np.abs(self.joint_velocities())))
+        if error <= self.config.goal_tolerance and speed <= self.config.rest_velocity:
+            self._status = MotionStatus.SUCCEEDED
+        elif self._settle_time > self.config.settle_timeout:
+            self._status = MotionStatus.FAILED
+
+    def _fail(self) -> None:
+        if self._motion is not None:
+            self._motion.brake()
+        self._status = MotionStatus.FAILED
+
+    def _command(self, q: np.ndarray, qdot: np.ndarray) -> None:
+        n = len(self._joints)
+        p.setJointMotorControlArray(
+            self.body_id, self._joints, p.POSITION_CONTROL,
+            targetPositions=[float(v) for v in q], targetVelocities=[float(v) for v in qdot],
+            forces=[float(v) for v in self.model.max_effort],
+            positionGains=[self.config.position_gain] * n,
+            velocityGains=[self.config.velocity_gain] * n,
+            physicsClientId=self.client)

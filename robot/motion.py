@@ -1,0 +1,133 @@
+"""Online jerk-limited joint motion with ruckig: waypoint following, velocity scaling, braking.
+
+:class:`JointMotion` keeps the commanded joint state (position, velocity, acceleration)
+and advances it by one control cycle per :meth:`JointMotion.update`. Along a path it
+drives to each waypoint in turn, coming to rest at every one, with phase
+synchronisation so each segment stays a straight line in joint space. The velocity
+limit is ``fraction * max_velocity`` and may change at any cycle: ruckig recomputes
+from the current state, braking within the acceleration and jerk limits when the
+current velocity is above the new limit. :meth:`JointMotion.brake` switches to the
+velocity interface with a zero target: a controlled stop, the path kept for later.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+from ruckig import (ControlInterface, InputParameter, OutputParameter, Result, Ruckig,
+                    Synchronization)
+
+#: below this velocity fraction the motion is held (braked) instead of crawling
+MIN_FRACTION = 1e-3
+
+
+class Progress(enum.Enum):
+    """What one :meth:`JointMotion.update` achieved."""
+
+    MOVING = "moving"        # on the way (or braking because the fraction is ~0)
+    ARRIVED = "arrived"      # the last waypoint is reached, commanded state at rest
+    STOPPED = "stopped"      # braking finished, commanded state at rest
+    ERROR = "error"          # ruckig rejected the input
+
+
+class JointMotion:
+    """The commanded joint trajectory, one ruckig cycle of ``dt`` seconds at a time."""
+
+    def __init__(self, q0: np.ndarray, max_velocity: np.ndarray, max_acceleration: np.ndarray,
+                 max_jerk: np.ndarray, dt: float) -> None:
+        self.dof = int(np.asarray(q0).size)
+        self.dt = float(dt)
+        self.max_velocity = np.asarray(max_velocity, dtype=float)
+        self._otg = Ruckig(self.dof, self.dt)
+        self._inp = InputParameter(self.dof)
+        self._out = OutputParameter(self.dof)
+        self._inp.current_position = [float(v) for v in q0]
+        self._inp.current_velocity = [0.0] * self.dof
+        self._inp.current_acceleration = [0.0] * self.dof
+        self._inp.max_acceleration = [float(v) for v in max_acceleration]
+        self._inp.max_jerk = [float(v) for v in max_jerk]
+        self._inp.max_velocity = [float(v) for v in self.max_velocity]
+        self._inp.synchronization = Synchronization.Phase
+        self._waypoints: list[np.ndarray] = []
+        self._index = 0
+        self._braking = False
+
+    # -- the commanded state ----------------------------------------------------------
+
+    @property
+    def position(self) -> np.ndarray:
+        return np.array(self._inp.current_position)
+
+    @property
+    def velocity(self) -> np.ndarray:
+        return np.array(self._inp.current_velocity)
+
+    @property
+    def acceleration(self) -> np.ndarray:
+        return np.array(self._inp.current_acceleration)
+
+    @property
+    def at_rest(self) -> bool:
+        return (max(abs(v) for v in self._inp.current_velocity) < 1e-9
+                and max(abs(a) for a in self._inp.current_acceleration) < 1e-9)
+
+    @property
+    def waypoints_left(self) -> int:
+        return max(0, len(self._waypoints) - self._index)
+
+    # -- commands ---------------------------------------------------------------------
+
+    def follow(self, waypoints: list[np.ndarray]) -> None:
+        """Drive through ``waypoints`` (the first one after the current position)."""
+        self._waypoints = [np.asarray(w, dtype=float) for w in waypoints]
+        self._index = 0
+        self._braking = False
+
+    def brake(self) -> None:
+        """Stop as fast as the acceleration and jerk limits allow; forget the path."""
+        self._waypoints = []
+        self._index = 0
+        self._braking = True
+
+    # -- one control cycle ------------------------------------------------------------
+
+    def update(self, fraction: float) -> Progress:
+        """Advance the commanded state by one cycle with max velocity ``fraction * vmax``."""
+        inp = self._inp
+        holding = fraction < MIN_FRACTION
+        scale = max(float(fraction), MIN_FRACTION)
+        inp.max_velocity = [float(v) * scale for v in self.max_velocity]
+        if self._braking or holding or self._index >= len(self._waypoints):
+            inp.control_interface = ControlInterface.Velocity
+            inp.target_velocity = [0.0] * self.dof
+            inp.target_acceleration = [0.0] * self.dof
+        else:
+            inp.control_interface = ControlInterface.Position
+            inp.target_position = [float(v) for v in self._waypoints[self._index]]
+            inp.target_velocity = [0.0] * self.dof
+            inp.target_acceleration = [0.0] * self.dof
+        result = self._otg.update(inp, self._out)
+        if result not in (Result.Working, Result.Finished):
+            return Progress.ERROR
+        self._out.pass_to_input(inp)
+        if result != Result.Finished:
+            return Progress.MOVING
+        if self._braking:
+            self._rest()
+            return Progress.STOPPED
+        if holding:
+            self._rest()
+            return Progress.MOVING
+        if self._index < len(self._waypoints):
+            # snap exactly onto the waypoint (ruckig ends there up to rounding)
+            inp.current_position = [float(v) for v in self._waypoints[self._index]]
+            self._rest()
+            self._index += 1
+        if self._index >= len(self._waypoints):
+            return Progress.ARRIVED
+        return Progress.MOVING
+
+    def _rest(self) -> None:
+        self._inp.current_velocity = [0.0] * self.dof
+        self._inp.current_acceleration = [0.0] * self.dof

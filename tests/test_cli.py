@@ -1,0 +1,106 @@
+"""The command line: statistics as JSON, and one clear line for every user mistake."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hri.stats import WALL_CLOCK_KEYS
+
+HRI = shutil.which("hri") or str(Path(sys.executable).parent / "hri")
+STAT_KEYS = {"scenario", "seed", "sim_time_s", "wall_time_s", "real_time_factor", "zone_time_s", "zone_entries",
+             "robot_time_s", "protective_stops", "min_separation_m", "robot_cycles", "human_calls",
+             "human_response_s", "safety_violations"}
+
+
+def hri(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([HRI, *args], capture_output=True, text=True, cwd=cwd, timeout=900,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+def _one_error_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_run_json_has_every_statistic_and_writes_files(tmp_path):
+    result = hri("run", "coexistence", "--duration", "60", "--seed", "2", "--json", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    stats = json.loads(result.stdout)
+    assert STAT_KEYS <= set(stats)
+    assert stats["sim_time_s"] == pytest.approx(60.0)
+    assert set(stats["zone_time_s"]) == {"safe", "warning", "stop"}
+    assert sum(stats["zone_time_s"].values()) == pytest.approx(60.0, abs=0.01)
+    assert json.loads((tmp_path / "run" / "stats.json").read_text())["seed"] == 2
+    events = [json.loads(line) for line in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    assert events[0]["event"] == "run_started" and all("t" in e and "event" in e for e in events)
+    assert any(e["event"] == "person_action_finished" for e in events)
+
+
+TREES = {
+    "unknown_node.xml": ('<root BTCPP_format="4">\n  <BehaviorTree ID="T">\n    <Sequence>\n'
+                         '      <Teleport target="1;2;0"/>\n    </Sequence>\n  </BehaviorTree>\n</root>\n', 4, "Teleport"),
+    "missing_port.xml": ('<root BTCPP_format="4">\n  <BehaviorTree ID="T">\n'
+                         '    <ActorAnimation animation_speed="1.0"/>\n  </BehaviorTree>\n</root>\n', 3, "animation_name"),
+    "malformed.xml": ('<root BTCPP_format="4">\n  <BehaviorTree ID="T">\n    <Sequence>\n'
+                      '  </BehaviorTree>\n</root>\n', 4, ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TREES))
+def test_validate_bad_trees_gives_file_line_message(tmp_path, name):
+    text, line, word = TREES[name]
+    path = tmp_path / name
+    path.write_text(text)
+    error = _one_error_line(hri("validate", str(path)))
+    assert error.startswith(f"{path}:{line}: ") and word in error
+
+
+@pytest.mark.parametrize("name", sorted(TREES))
+def test_run_with_bad_person_tree_gives_file_line_message(tmp_path, name):
+    text, line, word = TREES[name]
+    path = tmp_path / name
+    path.write_text(text)
+    error = _one_error_line(hri("run", "coexistence", "--duration", "1", "--set", f"trees.person={path}"))
+    assert error.startswith(f"{path}:{line}: ") and word in error
+
+
+def test_validate_accepts_the_shipped_files():
+    root = Path(__file__).parent.parent
+    files = [*sorted((root / "trees").glob("*.xml")), root / "scenarios" / "coexistence.yaml"]
+    result = hri("validate", *map(str, files))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("args,start", [
+    (("run", "nowhere"), "unknown scenario 'nowhere'"),
+    (("run", "coexistence", "--set", "robot.colour=red"), "--set robot.colour: unknown key"),
+    (("run", "coexistence", "--duration", "-5"), "--duration: must be positive"),
+    (("run", "coexistence", "--duration", "abc"), "hri: argument --duration"),
+])
+def test_option_mistakes_give_one_line(args, start):
+    assert _one_error_line(hri(*args)).startswith(start)
+
+
+def test_coexistence_half_hour_is_safe_fast_and_reproducible():
+    """The issue's acceptance run: 1800 s, seed 1."""
+    args = ("run", "coexistence", "--duration", "1800", "--seed", "1", "--json")
+    first = hri(*args)
+    assert first.returncode == 0, first.stderr
+    stats = json.loads(first.stdout)
+    print("\ncoexistence 1800 s seed 1:", json.dumps(stats))
+    assert stats["real_time_factor"] > 1.0
+    assert stats["robot_cycles"] > 0
+    assert stats["zone_entries"]["stop"] >= 1 and stats["protective_stops"] >= 1
+    assert stats["safety_violations"] == 0
+    second = json.loads(hri(*args).stdout)
+    for key in WALL_CLOCK_KEYS:
+        stats.pop(key), second.pop(key)
+    assert stats == second

@@ -1,0 +1,292 @@
+"""The robot arm in a simulated coexistence scene: reaching, velocity scaling, halting,
+unreachable targets, obstacle avoidance, determinism, and the cost of one control step.
+
+The scene is the coexistence scenario's: a table x 0.3..2.3, y 0.2..1.2, top at z = 0.75,
+the robot base at (1.3, 0.45, 0.75) facing +y. Physics at 240 Hz, ``arm.step`` before
+every ``stepSimulation`` as in the simulation loop.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from hri.geometry import Pose
+from hri.robot.arm import MotionStatus, RobotArm, RobotConfig
+from hri.robot.scene import quaternion_angle
+
+DT = 1.0 / 240.0
+BASE = Pose.from_xy_yaw(1.3, 0.45, math.pi / 2.0, z=0.75)
+DOWN = (1.0, 0.0, 0.0, 0.0)  # tool z axis along world -z
+LEFT = Pose(0.6, 0.6, 0.85, *DOWN)
+LEFT_NEAR = Pose(1.0, 0.5, 0.85, *DOWN)
+RIGHT = Pose(2.0, 0.9, 0.85, *DOWN)
+RIGHT_FAR = Pose(2.1, 1.0, 0.85, *DOWN)
+#: after set_velocity_fraction, the measured speed must obey the new limit within this
+#: time: the worst joint's jerk-limited braking from full speed,
+#: max_i((1 - f) vmax_i / a_i + a_i / j_i) = 0.34 s with the defaults (f = 0.1), plus
+#: 0.06 s for the PyBullet motors to follow the command
+REACTION_TIME = 0.4
+#: after halt(), every robot point slower than 1 mm/s within this time (the command is
+#: at rest after at most max_i(vmax_i / a_i + a_i / j_i) = 0.36 s with the defaults)
+STOPPING_TIME = 0.5
+
+
+def build_table(client: int) -> list[int]:
+    shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[1.0, 0.5, 0.375],
+                                   physicsClientId=client)
+    return [p.createMultiBody(0.0, shape, -1, [1.3, 0.7, 0.375], physicsClientId=client)]
+
+
+def build_table_and_panel(client: int) -> list[int]:
+    """The table plus an upright panel in front of the robot between the two sides."""
+    panel = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.25, 0.3],
+                                   physicsClientId=client)
+    return [*build_table(client),
+            p.createMultiBody(0.0, panel, -1, [1.3, 0.95, 1.05], physicsClientId=client)]
+
+
+class Sim:
+    """A DIRECT client with gravity, the static scene and the arm."""
+
+    def __init__(self, build: Callable[[int], list[int]] = build_table,
+                 config: RobotConfig | None = None) -> None:
+        self.client = p.connect(p.DIRECT)
+        p.setGravity(0.0, 0.0, -9.81, physicsClientId=self.client)
+        p.setTimeStep(DT, physicsClientId=self.client)
+        self.obstacles = build(self.client)
+        self.arm = RobotArm(self.client, BASE, build, config or RobotConfig())
+        self.time = 0.0
+        self.contacts = 0
+        self.statuses: list[MotionStatus] = []
+        self.trajectory: list[np.ndarray] = []
+        self.step_seconds: list[float] = []
+
+    def step(self) -> None:
+        start = time.perf_counter()
+        self.arm.step(DT)
+        self.step_seconds.append(time.perf_counter() - start)
+        p.stepSimulation(physicsClientId=self.client)
+        self.time += DT
+        for obstacle in self.obstacles:
+            for point in p.getContactPoints(self.arm.body_id, obstacle,
+                                            physicsClientId=self.client):
+                if point[8] < 0.0:
+                    self.contacts += 1
+        self.statuses.append(self.arm.status)
+        self.trajectory.append(self.arm.joint_positions())
+
+    def run(self, seconds: float) -> None:
+        for _ in range(int(round(seconds / DT))):
+            self.step()
+
+    def run_while_moving(self, limit: float = 15.0) -> None:
+        end = self.time + limit
+        while self.arm.status == MotionStatus.MOVING and self.time < end:
+            self.step()
+
+    def close(self) -> None:
+        self.arm.close()
+        p.disconnect(self.client)
+
+
+@pytest.fixture
+def sim() -> Iterator[Sim]:
+    s = Sim()
+    yield s
+    s.close()
+
+
+def assert_at(arm: RobotArm, target: Pose) -> None:
+    pose = arm.tool_pose()
+    assert np.linalg.norm(np.subtract(pose.position, target.position)) < 0.005
+    assert quaternion_angle(pose.orientation, target.orientation) < 0.05
+
+
+def test_config_from_dict() -> None:
+    config = RobotConfig.from_dict({"max_acceleration": 4.0, "seed": 3})
+    assert config.max_acceleration == (4.0,) * 6 and config.seed == 3
+    assert RobotConfig.from_dict({}) == RobotConfig()
+    with pytest.raises(ValueError, match="max_accel"):
+        RobotConfig.from_dict({"max_accel": 1.0})
+    with pytest.raises(ValueError):
+        RobotConfig.from_dict({"max_jerk": [1.0, 2.0]})
+
+
+def test_home_is_over_the_table_and_at_rest(sim: Sim) -> None:
+    sim.run(0.5)
+    pose = sim.arm.tool_pose()
+    assert 0.3 < pose.x < 2.3 and 0.2 < pose.y < 1.2 and pose.z > 0.95
+    assert sim.arm.fastest_point_speed() < 1e-3
+    assert sim.arm.status == MotionStatus.IDLE
+
+
+@pytest.mark.parametrize("first, second", [(LEFT, RIGHT), (LEFT_NEAR, RIGHT_FAR)])
+def test_reaches_left_then_right_without_touching_the_table(sim: Sim, first: Pose,
+                                                            second: Pose) -> None:
+    capability = sim.arm.speed_capability()
+    fastest = 0.0
+    for target in (first, second):
+        sim.arm.move_to(target)
+        assert sim.arm.status == MotionStatus.MOVING
+        while sim.arm.status == MotionStatus.MOVING and sim.time < 30.0:
+            sim.step()
+            fastest = max(fastest, sim.arm.fastest_point_speed())
+        assert sim.arm.status == MotionStatus.SUCCEEDED
+        assert_at(sim.arm, target)
+    assert sim.contacts == 0
+    assert 0.5 < fastest <= capability
+
+
+def test_velocity_fraction_applies_to_the_motion_in_progress(sim: Sim) -> None:
+    sim.arm.move_to(LEFT)
+    sim.run_while_moving()
+    sim.arm.move_to(RIGHT)
+    sim.run(0.4)
+    assert sim.arm.joint_speed_fraction() > 0.5
+    sim.arm.set_velocity_fraction(0.1)
+    assert sim.arm.velocity_fraction == 0.1
+    switched = sim.time
+    worst_after_reaction = 0.0
+    obeyed_since = None
+    while sim.arm.status == MotionStatus.MOVING and sim.time < switched + 30.0:
+        sim.step()
+        if sim.arm.joint_speed_fraction() > 0.1 * 1.02:
+            obeyed_since = None
+        elif obeyed_since is None:
+            obeyed_since = sim.time - switched
+        if sim.time >= switched + REACTION_TIME:
+            worst_after_reaction = max(worst_after_reaction, sim.arm.joint_speed_fraction())
+    print(f"\nspeed fraction <= 0.102 from {obeyed_since:.3f} s after the change; "
+          f"max after {REACTION_TIME} s: {worst_after_reaction:.4f}")
+    assert worst_after_reaction <= 0.1 * 1.02
+    assert sim.arm.status == MotionStatus.SUCCEEDED
+    assert MotionStatus.FAILED not in sim.statuses
+    assert_at(sim.arm, RIGHT)
+    assert sim.contacts == 0
+
+
+def test_zero_velocity_fraction_holds_then_continues(sim: Sim) -> None:
+    sim.arm.move_to(LEFT)
+    sim.run(0.4)
+    sim.arm.set_velocity_fraction(0.0)
+    sim.run(1.0)
+    assert sim.arm.status == MotionStatus.MOVING
+    assert sim.arm.fastest_point_speed() < 1e-3
+    sim.arm.set_velocity_fraction(0.5)
+    sim.run_while_moving()
+    assert sim.arm.status == MotionStatus.SUCCEEDED
+    assert_at(sim.arm, LEFT)
+
+
+def test_new_target_while_moving(sim: Sim) -> None:
+    sim.arm.move_to(LEFT)
+    sim.run(0.5)
+    sim.arm.move_to(RIGHT_FAR)
+    assert sim.arm.status == MotionStatus.MOVING
+    sim.run_while_moving()
+    assert sim.arm.status == MotionStatus.SUCCEEDED
+    assert_at(sim.arm, RIGHT_FAR)
+    assert sim.contacts == 0
+
+
+def test_halt_stops_and_the_same_target_resumes(sim: Sim) -> None:
+    sim.arm.move_to(LEFT)
+    sim.run(0.5)
+    assert sim.arm.fastest_point_speed() > 0.3
+    sim.arm.halt()
+    assert sim.arm.status == MotionStatus.STOPPING
+    halted = sim.time
+    rest_at = None
+    while sim.time < halted + 2.0:
+        sim.step()
+        if rest_at is None and sim.arm.fastest_point_speed() < 1e-3:
+            rest_at = sim.time - halted
+    stopped_at = sim.statuses.index(MotionStatus.STOPPED, len(sim.statuses) - 480) * DT
+    print(f"\nat rest (< 1 mm/s) {rest_at:.3f} s after halt(), "
+          f"STOPPED after {stopped_at - halted:.3f} s")
+    assert rest_at is not None and rest_at <= STOPPING_TIME
+    assert sim.arm.status == MotionStatus.STOPPED
+    assert sim.arm.fastest_point_speed() < 1e-3
+    sim.arm.move_to(LEFT)
+    assert sim.arm.status == MotionStatus.MOVING
+    sim.run_while_moving()
+    assert sim.arm.status == MotionStatus.SUCCEEDED
+    assert_at(sim.arm, LEFT)
+    assert sim.contacts == 0
+
+
+def test_halt_before_the_first_step(sim: Sim) -> None:
+    sim.arm.move_to(RIGHT)
+    sim.arm.halt()
+    sim.run(0.1)
+    assert sim.arm.status == MotionStatus.STOPPED
+    sim.arm.move_to(RIGHT)
+    sim.run_while_moving()
+    assert sim.arm.status == MotionStatus.SUCCEEDED
+
+
+def test_unreachable_target_fails_quickly(sim: Sim) -> None:
+    far = Pose(4.3, 0.45, 0.85, *DOWN)
+    start = time.perf_counter()
+    assert not sim.arm.is_reachable(far)
+    sim.arm.move_to(far)
+    assert time.perf_counter() - start < 2.0
+    assert sim.arm.status == MotionStatus.FAILED
+    inside_table = Pose(1.3, 0.9, 0.6, *DOWN)
+    assert not sim.arm.is_reachable(inside_table)
+    assert sim.arm.is_reachable(RIGHT_FAR)
+    sim.run(0.2)
+    assert sim.arm.status == MotionStatus.FAILED
+
+
+def test_plans_around_an_obstacle() -> None:
+    sim = Sim(build_table_and_panel, RobotConfig(home=(0.0, 0.0, 0.5, 0.0, 1.0, 0.0)))
+    try:
+        for target in (Pose(0.7, 0.8, 0.85, *DOWN), Pose(1.9, 0.8, 0.85, *DOWN)):
+            sim.arm.move_to(target)
+            sim.run_while_moving(30.0)
+            assert sim.arm.status == MotionStatus.SUCCEEDED
+            assert_at(sim.arm, target)
+        assert sim.contacts == 0
+    finally:
+        sim.close()
+
+
+def _scripted_run() -> np.ndarray:
+    s = Sim()
+    try:
+        s.arm.move_to(LEFT)
+        s.run_while_moving()
+        s.arm.move_to(RIGHT)
+        s.run(0.3)
+        s.arm.set_velocity_fraction(0.4)
+        s.run(0.3)
+        s.arm.halt()
+        s.run(0.8)
+        s.arm.set_velocity_fraction(1.0)
+        s.arm.move_to(RIGHT)
+        s.run_while_moving()
+        assert s.arm.status == MotionStatus.SUCCEEDED
+        return np.array(s.trajectory)
+    finally:
+        s.close()
+
+
+def test_identical_runs_are_bit_identical() -> None:
+    first, second = _scripted_run(), _scripted_run()
+    assert first.shape == second.shape
+    assert first.tobytes() == second.tobytes()
+
+
+def test_step_cost(sim: Sim) -> None:
+    sim.arm.move_to(RIGHT)
+    sim.run_while_moving()
+    costs = np.array(sim.step_seconds) * 1e6
+    print(f"\nRobotArm.step: mean {costs.mean():.1f} us, median {np.median(costs):.1f} us, "
+          f"max {costs.max():.1f} us over {costs.size} steps")

@@ -1,0 +1,71 @@
+"""Scenario files: the presets load; mistakes give FILE:LINE: message."""
+
+from pathlib import Path
+
+import pytest
+
+from hri.errors import HriError
+from hri.scenario import load_scenario, preset_path
+
+PRESET = preset_path("coexistence")
+
+
+def test_preset_loads_with_zones_areas_poses_and_trees():
+    scenario = load_scenario("coexistence")
+    assert set(scenario.zones) == {"warning", "stop"}
+    assert {"table_left", "table_right", "inspection_area"} <= set(scenario.areas)
+    assert {"bench_front", "shelf_section_1", "shelf_section_2", "shelf_section_3"} <= set(scenario.poses)
+    assert scenario.tree_path("person").is_file() and scenario.tree_path("robot").is_file()
+    entries = scenario.blackboard_entries()
+    assert {"stop_zone", "warning_zone", "reduced_velocity", "walk_stride"} <= set(entries)
+
+
+def _broken(tmp_path: Path, old: str, new: str) -> Path:
+    text = PRESET.read_text()
+    assert old in text
+    path = tmp_path / "broken.yaml"
+    path.write_text(text.replace(old, new, 1))
+    # keep the tree paths valid from the temporary folder
+    trees = PRESET.parent.parent / "trees"
+    path.write_text(path.read_text().replace("../trees/", f"{trees}/"))
+    return path
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("old,new,needle,message", [
+    ("  tree_rate_hz: 20", "  tree_rate_hz: fast", "tree_rate_hz", "'simulation.tree_rate_hz' must be a number"),
+    ("  reduced_velocity: 0.1", "  reduced_velocity: 1.5", "reduced_velocity", "robot.reduced_velocity must be within 0..1"),
+    ("  wall_height: 1.0", "  wall_height: 1.0\n  colour: red", "colour", "unknown key 'room.colour'"),
+    ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.0], [0.0, 2.0]]",
+     "  stop:    [[0.0, 0.0], [3.0, 2.0], [3.0, 0.0], [0.0, 2.0]]", "  stop:", "zones.stop: the area's polygon intersects itself"),
+    ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.0], [0.0, 2.0]]",
+     "  stop:    [[0.0, 0.0], [5.0, 0.0], [5.0, 2.0], [0.0, 2.0]]", "  stop:", "zones.stop must lie inside zones.warning"),
+    ("  person: ../trees/coexistence_person.xml", "  person: nowhere.xml", "  person: nowhere", "trees.person: no such file"),
+])
+def test_mistakes_point_at_their_line(tmp_path, old, new, needle, message):
+    path = _broken(tmp_path, old, new)
+    with pytest.raises(HriError) as info:
+        load_scenario(str(path))
+    assert str(info.value) == f"{path}:{_line_of(path, needle)}: {message}" or str(info.value).startswith(
+        f"{path}:{_line_of(path, needle)}: {message}")
+
+
+def test_malformed_yaml(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nzones: [1, 2\n")
+    with pytest.raises(HriError) as info:
+        load_scenario(str(path))
+    assert str(info.value).startswith(f"{path}:") and "malformed YAML" in str(info.value)
+
+
+def test_set_overrides_and_rejects_unknown_keys():
+    scenario = load_scenario("coexistence", ["robot.reduced_velocity=0.25", "zones.stop=[[0,0],[2,0],[2,1.5],[0,1.5]]"])
+    assert scenario.blackboard_entries()["reduced_velocity"] == 0.25
+    assert scenario.zones["stop"].contains(1.9, 1.4) and not scenario.zones["stop"].contains(2.5, 1.0)
+    with pytest.raises(HriError, match=r"^--set robot.speed: unknown key 'robot.speed'$"):
+        load_scenario("coexistence", ["robot.speed=2"])
+    with pytest.raises(HriError, match=r"^--set robot: expected KEY=VALUE$"):
+        load_scenario("coexistence", ["robot"])

@@ -1,0 +1,91 @@
+"""The whole simulation: the robot slows in the warning zone and stops in the stop zone,
+runs are reproducible, and no message queue outlives its run."""
+
+from pathlib import Path
+
+import pytest
+
+from hri.mqueue import queue_exists
+from hri.scenario import load_scenario
+from hri.sim import Simulation, run_scenario
+from hri.stats import WALL_CLOCK_KEYS
+
+ZONE_WALK = Path(__file__).parent / "data" / "zone_walk_person.xml"
+
+
+@pytest.fixture(scope="module")
+def zone_walk_trace():
+    """Step a coexistence run whose person walks safe -> warning -> stop -> safe; record each step."""
+    scenario = load_scenario("coexistence", [f"trees.person={ZONE_WALK}"])
+    trace = []
+    with Simulation(scenario, seed=3) as sim:
+        for _ in range(int(30 / sim.dt)):  # one round of the tree (it starts over at ~25 s)
+            sim.step()
+            trace.append((sim.now(), sim.monitor.zone, sim.robot.joint_speed_fraction(),
+                          sim.robot.fastest_point_speed()))
+        stats = sim.stats.as_dict()
+        queue_names = list(sim.queues.names)
+    return scenario, trace, stats, queue_names
+
+
+def _since_entry(trace):
+    """For each step: (t, zone, fraction, speed, seconds since the person entered this zone)."""
+    entered, last = 0.0, None
+    for t, zone, fraction, speed in trace:
+        if zone != last:
+            entered, last = t, zone
+        yield t, zone, fraction, speed, t - entered
+
+
+def test_the_person_visits_all_three_zones(zone_walk_trace):
+    _, trace, stats, _ = zone_walk_trace
+    zones = [z for _, z, _, _ in trace]
+    assert zones[0] == "safe" and "warning" in zones and "stop" in zones and zones[-1] == "safe"
+    assert stats["zone_entries"] == {"warning": 1, "stop": 1}
+
+
+def test_robot_runs_fast_in_safe_zone_slow_in_warning_and_stops_in_stop(zone_walk_trace):
+    scenario, trace, stats, _ = zone_walk_trace
+    safety = scenario.data["safety"]
+    reduced = scenario.data["robot"]["reduced_velocity"]
+    fast = [f for _, z, f, _, _ in _since_entry(trace) if z == "safe"]
+    slow = [f for _, z, f, _, dt in _since_entry(trace) if z == "warning" and dt > safety["reaction_time_s"]]
+    stopped = [v for _, z, _, v, dt in _since_entry(trace) if z == "stop" and dt > safety["stopping_time_s"]]
+    assert max(fast) > 0.5, "the robot never ran near full speed: the test would prove nothing"
+    assert slow and max(slow) <= reduced * (1 + safety["speed_tolerance"])
+    assert max(slow) > 0.02, "the robot should still work, slowly, in the warning zone"
+    assert stopped and max(stopped) < safety["rest_speed_m_s"]
+    assert stats["protective_stops"] == 1
+    assert stats["safety_violations"] == 0
+    assert stats["robot_time_s"]["reduced"] > 5 and stats["robot_time_s"]["stopped"] > 5
+
+
+def test_queues_are_gone_after_the_run(zone_walk_trace):
+    *_, names = zone_walk_trace
+    assert len(names) == 2
+    assert not any(queue_exists(name) for name in names)
+
+
+def test_queues_are_gone_after_a_run_that_raised():
+    scenario = load_scenario("coexistence")
+    names = []
+    with pytest.raises(RuntimeError, match="injected"):
+        with Simulation(scenario, seed=1) as sim:
+            names = list(sim.queues.names)
+            assert all(queue_exists(n) for n in names)
+            for _ in range(50):
+                sim.step()
+            raise RuntimeError("injected fault")
+    assert len(names) == 2 and not any(queue_exists(n) for n in names)
+
+
+def test_same_seed_same_statistics_and_events(tmp_path):
+    scenario = load_scenario("coexistence")
+    a = run_scenario(scenario, 120.0, seed=7, out_dir=tmp_path / "a")
+    b = run_scenario(scenario, 120.0, seed=7, out_dir=tmp_path / "b")
+    for key in WALL_CLOCK_KEYS:
+        a.pop(key), b.pop(key)
+    assert a == b
+    assert (tmp_path / "a" / "events.jsonl").read_text() == (tmp_path / "b" / "events.jsonl").read_text()
+    c = run_scenario(scenario, 120.0, seed=8)
+    assert c["person_distance_m"] != a["person_distance_m"]
