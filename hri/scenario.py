@@ -57,14 +57,11 @@ def resolve_scenario_path(name_or_path: str) -> Path:
     return path
 
 
-class _LineLoader(yaml.SafeLoader):
-    """A safe loader that records the line of every mapping key as ``dotted.key -> line``."""
-
-
 def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
+    """Safe-load YAML and record the line of every mapping key as ``dotted.key -> line``."""
     lines: dict[str, int] = {}
     try:
-        node = yaml.compose(text, Loader=_LineLoader)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)

@@ -186,32 +186,48 @@ class Simulation:
         self.monitor.step(self.now(), self.plugin.pose)
 
     def run(self, duration_s: float) -> dict[str, Any]:
-        """Run for ``duration_s`` simulated seconds; return the statistics object."""
+        """Run for ``duration_s`` simulated seconds; return the statistics object.
+
+        With ``gui``, closing the window ends the run early; its statistics are marked
+        ``complete: false``.
+        """
         steps = int(math.floor(duration_s / self.dt + 1e-9))
         wall_start = time.perf_counter()
         try:
             for _ in range(steps):
+                if self._window_closed():
+                    break
                 self.step()
                 if self.realtime:
                     ahead = self.now() - (time.perf_counter() - wall_start)
                     if ahead > 0:
                         time.sleep(ahead)
-                if self.gui and not p.isConnected(physicsClientId=self.client):
-                    self.stats.complete = False
-                    break
         except p.error as err:
+            if not self._window_closed():
+                self.stats.complete = False
+                raise HriError(f"the PyBullet client was lost: {err}") from None
+        except BaseException:
             self.stats.complete = False
-            raise HriError(f"the PyBullet client was lost: {err}") from None
+            raise
         finally:
-            self.stats.sim_time_s = self.now()
-            self.stats.wall_time_s = time.perf_counter() - wall_start
-            self.stats.human_calls = self.called.calls
-            self.stats.human_response_times = list(self.called.response_times)
-            finished = [e for e in self.events.events if e["event"] == "person_action_finished"]
-            self.stats.person_actions = len(finished)
-            self.stats.person_actions_failed = sum(1 for e in finished if e["result"] != "succeeded")
-            self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
+            self._finish_stats(time.perf_counter() - wall_start)
         return self.stats.as_dict()
+
+    def _window_closed(self) -> bool:
+        if self.gui and not p.isConnected(physicsClientId=self.client):
+            self.stats.complete = False
+            return True
+        return False
+
+    def _finish_stats(self, wall_time_s: float) -> None:
+        self.stats.sim_time_s = self.now()
+        self.stats.wall_time_s = wall_time_s
+        self.stats.human_calls = self.called.calls
+        self.stats.human_response_times = list(self.called.response_times)
+        finished = [e for e in self.events.events if e["event"] == "person_action_finished"]
+        self.stats.person_actions = len(finished)
+        self.stats.person_actions_failed = sum(1 for e in finished if e["result"] != "succeeded")
+        self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
 
 
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool = False,
@@ -220,7 +236,9 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool
     from hri.stats import write_run
 
     with Simulation(scenario, seed, gui=gui, realtime=realtime) as sim:
-        stats = sim.run(duration_s)
-        if out_dir is not None:
-            write_run(out_dir, stats, sim.events)
+        try:
+            stats = sim.run(duration_s)
+        finally:  # also a run that failed leaves what it has, marked "complete": false
+            if out_dir is not None:
+                write_run(out_dir, sim.stats.as_dict(), sim.events)
     return stats

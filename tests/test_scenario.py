@@ -39,10 +39,10 @@ def _line_of(path: Path, needle: str) -> int:
     ("  tree_rate_hz: 20", "  tree_rate_hz: fast", "tree_rate_hz", "'simulation.tree_rate_hz' must be a number"),
     ("  reduced_velocity: 0.1", "  reduced_velocity: 1.5", "reduced_velocity", "robot.reduced_velocity must be within 0..1"),
     ("  wall_height: 1.0", "  wall_height: 1.0\n  colour: red", "colour", "unknown key 'room.colour'"),
-    ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.0], [0.0, 2.0]]",
-     "  stop:    [[0.0, 0.0], [3.0, 2.0], [3.0, 0.0], [0.0, 2.0]]", "  stop:", "zones.stop: the area's polygon intersects itself"),
-    ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.0], [0.0, 2.0]]",
-     "  stop:    [[0.0, 0.0], [5.0, 0.0], [5.0, 2.0], [0.0, 2.0]]", "  stop:", "zones.stop must lie inside zones.warning"),
+    ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.3], [0.0, 2.3]]",
+     "  stop:    [[0.0, 0.0], [3.0, 2.3], [3.0, 0.0], [0.0, 2.3]]", "  stop:", "zones.stop: the area's polygon intersects itself"),
+    ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.3], [0.0, 2.3]]",
+     "  stop:    [[0.0, 0.0], [5.0, 0.0], [5.0, 2.3], [0.0, 2.3]]", "  stop:", "zones.stop must lie inside zones.warning"),
     ("  person: ../trees/coexistence_person.xml", "  person: nowhere.xml", "  person: nowhere", "trees.person: no such file"),
 ])
 def test_mistakes_point_at_their_line(tmp_path, old, new, needle, message):

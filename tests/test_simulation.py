@@ -57,6 +57,7 @@ def test_robot_runs_fast_in_safe_zone_slow_in_warning_and_stops_in_stop(zone_wal
     assert stopped and max(stopped) < safety["rest_speed_m_s"]
     assert stats["protective_stops"] == 1
     assert stats["safety_violations"] == 0
+    assert stats["min_separation_m"] > 0.05, "the person and the robot must not touch"
     assert stats["robot_time_s"]["reduced"] > 5 and stats["robot_time_s"]["stopped"] > 5
 
 
