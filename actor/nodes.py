@@ -14,7 +14,7 @@ from py_trees.common import Status
 from hri.actor.server import Goal, GoalStatus
 from hri.bt.node import BTNode
 from hri.bt.ports import Port
-from hri.geometry import Pose
+from hri.geometry import Area, Pose
 
 _RESULT = {GoalStatus.SUCCEEDED: Status.SUCCESS, GoalStatus.FAILED: Status.FAILURE,
            GoalStatus.CANCELED: Status.FAILURE, GoalStatus.REJECTED: Status.FAILURE}
@@ -94,6 +94,29 @@ class ActorMovement(_ActorGoalNode):
         return {"animation": self.get_input("animation_name"), "target": [round(target.x, 4), round(target.y, 4)]}
 
 
+class GrabPart(BTNode):
+    """Take the free part nearest to the right hand (within reach, optionally only from
+    ``area``) into the hand; FAILURE if there is none. Use it at the end of a reach."""
+
+    PORTS = (Port("area", "in", Area, None, "only parts lying in this area"),)
+
+    def update(self) -> Status:
+        area = self.get_input("area") if self.has_input("area") else None
+        return Status.SUCCESS if self.ctx.services["parts"].person_grab(area) else Status.FAILURE
+
+
+class ReleasePart(BTNode):
+    """Put the part in the hand down on the surface below it; SUCCESS (also with an empty hand)."""
+
+    PORTS = ()
+
+    def update(self) -> Status:
+        self.ctx.services["parts"].person_release()
+        return Status.SUCCESS
+
+
 def register_nodes(registry) -> None:
     registry.register("ActorAnimation", ActorAnimation, "action")
     registry.register("ActorMovement", ActorMovement, "action")
+    registry.register("GrabPart", GrabPart, "action")
+    registry.register("ReleasePart", ReleasePart, "action")

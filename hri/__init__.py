@@ -5,4 +5,14 @@ simulation loop, statistics, command line); the person is in :mod:`hri.actor` (f
 ``actor/``), the robot in :mod:`hri.robot` (folder ``robot/``).
 """
 
+import os as _os
+
 __version__ = "0.1.0"
+
+# Installed, the top-level folders actor/, robot/, trees/, scenarios/, assets/ are inside this
+# package. In a source checkout they stand beside it; Python started in the checkout's root
+# finds this folder first, so let its sub-packages be found there too.
+_checkout = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "actor")) and all(
+        _os.path.isfile(_os.path.join(_checkout, name, "__init__.py")) for name in ("actor", "robot")):
+    __path__.append(_checkout)  # type: ignore[name-defined]  # noqa: F821

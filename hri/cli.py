@@ -37,6 +37,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check tree and scenario files")
     validate.add_argument("files", nargs="+", type=Path)
+
+    convert = sub.add_parser("convert", help="write an XML tree file as YAML")
+    convert.add_argument("file", type=Path)
+    convert.add_argument("-o", "--output", type=Path, help="where to write (default: beside it, .yaml)")
     return parser
 
 
@@ -69,12 +73,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from hri.convert import convert_file
+
+    print(convert_file(args.file, args.output))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     from hri.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()  # keeps stdout clean for --json
-    handlers = {"run": _cmd_run, "validate": _cmd_validate}
+    handlers = {"run": _cmd_run, "validate": _cmd_validate, "convert": _cmd_convert}
     try:
         return handlers[args.command](args)
     except HriError as err:

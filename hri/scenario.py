@@ -34,6 +34,9 @@ _SCHEMA: dict[str, Any] = {
     "areas": "any",
     "poses": "any",
     "trees": {"person": str, "robot": str},
+    "blackboard": "any",
+    "parts": {"size": list, "mass": float, "color": list, "grasp_distance": float, "person_reach": float,
+              "person_put_distance": float, "person_put_spread": float, "feeders": list, "sinks": list, "good_surfaces": list, "bad_surfaces": list, "storage_surfaces": list},
     "safety": {"reaction_time_s": float, "stopping_time_s": float, "rest_speed_m_s": float,
                "speed_tolerance": float},
 }
@@ -128,6 +131,7 @@ class Scenario:
         entries.update(self.poses)
         entries["reduced_velocity"] = float(self.data["robot"]["reduced_velocity"])
         entries["walk_stride"] = float(self.data["person"]["walk_stride_m"])
+        entries.update(self.data.get("blackboard") or {})
         return entries
 
     def line_of(self, dotted: str) -> int | None:
@@ -231,6 +235,7 @@ def validate(scenario: Scenario, file: str) -> None:
             parse_pose(data[section][sub])
         except (ValueError, KeyError) as err:
             fail(f"{key}: {err}", key)
+    _validate_parts(data, fail)
     zones = scenario.zones
     room = Area([(0, 0), (data["room"]["size"][0], 0), tuple(data["room"]["size"]), (0, data["room"]["size"][1])])
     if not zones["warning"].polygon.buffer(1e-9).contains(zones["stop"].polygon):
@@ -240,6 +245,31 @@ def validate(scenario: Scenario, file: str) -> None:
     for role in ("person", "robot"):
         if not scenario.tree_path(role).is_file():
             fail(f"trees.{role}: no such file '{data['trees'][role]}'", f"trees.{role}")
+
+
+def _validate_parts(data: dict, fail) -> None:
+    furniture = data.get("furniture") or {}
+    for name, spec in furniture.items():
+        kind = spec.get("kind") if isinstance(spec, dict) else None
+        if kind not in ("box", "shelf", "conveyor"):
+            fail(f"furniture.{name}: unknown kind {kind!r} (box, shelf, conveyor)", f"furniture.{name}")
+        if kind == "conveyor" and not _is_number(spec.get("speed")):
+            fail(f"furniture.{name}: a conveyor needs a numeric 'speed' (m/s)", f"furniture.{name}")
+    parts = data.get("parts") or {}
+    for i, feeder in enumerate(parts.get("feeders", [])):
+        if not isinstance(feeder, dict) or feeder.get("area") not in (data.get("areas") or {}):
+            fail(f"parts.feeders[{i}]: 'area' must name one of the scenario's areas", "parts.feeders")
+        if not _is_number(feeder.get("surface_z")):
+            fail(f"parts.feeders[{i}]: 'surface_z' (height the parts lie on) must be a number", "parts.feeders")
+    for i, sink in enumerate(parts.get("sinks", [])):
+        if not isinstance(sink, dict) or sink.get("area") not in (data.get("areas") or {}):
+            fail(f"parts.sinks[{i}]: 'area' must name one of the scenario's areas", "parts.sinks")
+        if not _is_number(sink.get("after_s")) or sink["after_s"] < 0:
+            fail(f"parts.sinks[{i}]: 'after_s' must be a number of seconds >= 0", "parts.sinks")
+    for key in ("good_surfaces", "bad_surfaces", "storage_surfaces"):
+        for name in parts.get(key, []):
+            if name not in furniture:
+                fail(f"parts.{key}: '{name}' is not a piece of furniture", f"parts.{key}")
 
 
 def _points(value: Any) -> list[tuple[float, float]]:

@@ -29,10 +29,11 @@ from hri.bt.xml_loader import load_tree
 from hri.errors import HriError
 from hri.monitor import SafetyLimits, SafetyMonitor
 from hri.mqueue import RunQueues, cleanup_stale
+from hri.parts import PartManager
 from hri.robot.arm import RobotArm, RobotConfig
 from hri.scenario import Scenario, parse_pose
 from hri.stats import EventLog, RunStats
-from hri.world import build_static_scene, draw_zones
+from hri.world import build_static_scene, build_world, draw_zones
 
 
 class CalledFlag:
@@ -103,13 +104,13 @@ class Simulation:
             raise HriError("--gui: cannot open PyBullet's window (no display?)")
         p.setTimeStep(self.dt, physicsClientId=self.client)
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
-        build_static_scene(self.client, data)
+        furniture = build_world(self.client, data)
         zones = self.scenario.zones
         draw_zones(self.client, zones)
         if self.gui:
             self._frame_camera()
 
-        person_seed, robot_seed, planner_seed = np.random.SeedSequence(self.seed).spawn(3)
+        person_seed, robot_seed, planner_seed, parts_seed = np.random.SeedSequence(self.seed).spawn(4)
         self.queues = RunQueues().__enter__()
         link = ActorLink(self.queues)
         self.plugin = ActorPlugin(self.client, ClipLibrary.default(), parse_pose(data["person"]["start"]),
@@ -120,6 +121,9 @@ class Simulation:
         self.robot = RobotArm(self.client, parse_pose(data["robot"]["base"]),
                               lambda c: build_static_scene(c, data), robot_config)
         self.called = CalledFlag(self.events, self.now)
+        self.parts = PartManager(self.client, data.get("parts") or {}, self.scenario.areas, furniture,
+                                 data["furniture"], np.random.default_rng(parts_seed), self._world_events)
+        self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.now)
 
         registry = default_registry()
         entries = self.scenario.blackboard_entries()
@@ -130,9 +134,11 @@ class Simulation:
             self.robot_bb.set(key, value)
         self.robot_bb.set("human_pose", self.plugin.pose)
         person_ctx = TreeContext(np.random.default_rng(person_seed), self.now,
-                                 {"actor": self.server, "called": self.called}, self._tree_events("person"))
+                                 {"actor": self.server, "called": self.called, "parts": self.parts},
+                                 self._tree_events("person"))
         robot_ctx = TreeContext(np.random.default_rng(robot_seed), self.now,
-                                {"robot": self.robot, "called": self.called}, self._tree_events("robot"))
+                                {"robot": self.robot, "called": self.called, "parts": self.parts},
+                                self._tree_events("robot"))
         self.person_tree = load_tree(self.scenario.tree_path("person"), registry, person_ctx, self.person_bb)
         self.robot_tree = load_tree(self.scenario.tree_path("robot"), registry, robot_ctx, self.robot_bb)
 
@@ -142,6 +148,9 @@ class Simulation:
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
                                      self.stats, self.events, self.dt)
         self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
+
+    def _world_events(self, event: str, **fields: Any) -> None:
+        self.events.emit(self.now(), event, **fields)
 
     def _tree_events(self, tree: str):
         def emit(event: str, **fields: Any) -> None:
@@ -181,6 +190,7 @@ class Simulation:
         self.plugin.step(t, self.dt)
         self.server.poll()
         self.robot.step(self.dt)
+        self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
         self.step_count += 1
         self.monitor.step(self.now(), self.plugin.pose)
@@ -227,6 +237,10 @@ class Simulation:
         finished = [e for e in self.events.events if e["event"] == "person_action_finished"]
         self.stats.person_actions = len(finished)
         self.stats.person_actions_failed = sum(1 for e in finished if e["result"] != "succeeded")
+        self.stats.robot_failures = sum(1 for e in self.events.events
+                                        if e["event"] == "random_failure" and e.get("tree") == "robot")
+        self.stats.recoveries = len(self.called.response_times)
+        self.stats.count_parts(self.parts.counts, self.scenario.data.get("parts") or {})
         self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
 
 

@@ -56,7 +56,22 @@ class RunStats:
     person_distance_m: float = 0.0
     person_actions: int = 0
     person_actions_failed: int = 0
+    robot_failures: int = 0
+    recoveries: int = 0
+    parts: dict[str, Any] = field(default_factory=dict)
+    parts_good: int = 0
+    parts_bad: int = 0
+    parts_shelved: int = 0
     complete: bool = True
+
+    def count_parts(self, counts, config: dict[str, Any]) -> None:
+        """Part tallies; good/bad/shelved by the surfaces the scenario names for them."""
+        self.parts = {"picked_by_robot": counts.picked_by_robot, "placed_by_robot": dict(counts.placed_by_robot),
+                      "taken_by_person": counts.taken_by_person, "put_by_person": dict(counts.put_by_person),
+                      "delivered": counts.delivered, "collected": counts.collected}
+        self.parts_good = sum(counts.placed_by_robot.get(s, 0) for s in config.get("good_surfaces", []))
+        self.parts_bad = sum(counts.placed_by_robot.get(s, 0) for s in config.get("bad_surfaces", []))
+        self.parts_shelved = sum(counts.put_by_person.get(s, 0) for s in config.get("storage_surfaces", []))
 
     def as_dict(self) -> dict[str, Any]:
         rtf = self.sim_time_s / self.wall_time_s if self.wall_time_s > 0 else None
@@ -81,6 +96,12 @@ class RunStats:
             "person_distance_m": round(self.person_distance_m, 6),
             "person_actions": self.person_actions,
             "person_actions_failed": self.person_actions_failed,
+            "robot_failures": self.robot_failures,
+            "recoveries": self.recoveries,
+            "parts": self.parts,
+            "parts_good": self.parts_good,
+            "parts_bad": self.parts_bad,
+            "parts_shelved": self.parts_shelved,
             "complete": self.complete,
         }
 

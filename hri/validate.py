@@ -1,4 +1,8 @@
-"""``hri validate``: check tree files (XML) and scenario files (YAML) without running them."""
+"""``hri validate``: check tree files and scenario files without running them.
+
+A ``.xml`` file is a tree; a ``.yaml``/``.yml`` file is a tree when its top level has the key
+``BTCPP_format`` (the YAML tree format, ``hri.bt.yaml_format``), else a scenario.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +24,24 @@ def validate_files(paths: list[Path]) -> list[HriError]:
         elif path.suffix.lower() == ".xml":
             problems.extend(validate_file(path, registry))
         elif path.suffix.lower() in (".yaml", ".yml"):
-            problems.extend(_validate_scenario(path, registry))
+            if _is_yaml_tree(path):
+                problems.extend(validate_file(str(path), registry))
+            else:
+                problems.extend(_validate_scenario(path, registry))
         else:
-            problems.append(HriError("unknown file type (expected .xml trees or .yaml scenario)", str(path)))
+            problems.append(HriError("unknown file type (expected .xml or .yaml trees, or a .yaml scenario)",
+                                     str(path)))
     return problems
+
+
+def _is_yaml_tree(path: Path) -> bool:
+    """True for a YAML tree file: its top level has the key ``BTCPP_format``."""
+    from hri.bt.yaml_format import looks_like_tree_file
+
+    try:
+        return looks_like_tree_file(path.read_bytes())
+    except OSError:
+        return False  # the scenario loader reports the unreadable file
 
 
 def _validate_scenario(path: Path, registry) -> list[HriError]:

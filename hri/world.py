@@ -61,9 +61,10 @@ def build_furniture(client: int, furniture: dict[str, Any]) -> dict[str, int]:
         color = tuple(spec.get("color", (0.6, 0.6, 0.6, 1.0)))
         yaw = math.radians(float(spec.get("yaw_deg", 0.0)))
         cx, cy = spec["center"]
-        if spec["kind"] == "box":
+        if spec["kind"] in ("box", "conveyor"):  # a conveyor is a box whose top moves parts (hri.parts)
             sx, sy, sz = spec["size"]
-            bodies[name] = _box(client, (sx / 2, sy / 2, sz / 2), (cx, cy, sz / 2), color, yaw)
+            base = float(spec.get("base_z", 0.0))
+            bodies[name] = _box(client, (sx / 2, sy / 2, sz / 2), (cx, cy, base + sz / 2), color, yaw)
         elif spec["kind"] == "shelf":
             parts = _shelf_parts(spec["size"], int(spec["sections"]), spec["boards"])
             bodies[name] = _compound(client, parts, (cx, cy, 0.0), yaw, color)
@@ -90,6 +91,12 @@ def build_room(client: int, room: dict[str, Any]) -> list[int]:
 def build_static_scene(client: int, scenario_data: dict[str, Any]) -> list[int]:
     """Floor, walls and furniture; returns their body ids (the robot's obstacles)."""
     return build_room(client, scenario_data["room"]) + list(build_furniture(client, scenario_data["furniture"]).values())
+
+
+def build_world(client: int, scenario_data: dict[str, Any]) -> dict[str, int]:
+    """Floor, walls and furniture; returns the furniture's body ids by name."""
+    build_room(client, scenario_data["room"])
+    return build_furniture(client, scenario_data["furniture"])
 
 
 def draw_zones(client: int, zones: dict[str, Area]) -> list[int]:

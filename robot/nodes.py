@@ -54,6 +54,21 @@ class SetRobotVelocity(BTNode):
         return Status.SUCCESS
 
 
+class SetGripper(BTNode):
+    """Close the gripper on the part at the tool (FAILURE if there is none), or open it and put
+    the carried part down on the surface below (SUCCESS, also when it held nothing)."""
+
+    PORTS = (Port("closed", "in", bool, description="true: grasp the part at the tool; false: release"),)
+
+    def update(self) -> Status:
+        parts = self.ctx.services["parts"]
+        if self.get_input("closed"):
+            return Status.SUCCESS if parts.robot_grasp() else Status.FAILURE
+        parts.robot_release()
+        return Status.SUCCESS
+
+
 def register_nodes(registry) -> None:
     registry.register("RobotMove", RobotMove, "action")
     registry.register("SetRobotVelocity", SetRobotVelocity, "action")
+    registry.register("SetGripper", SetGripper, "action")

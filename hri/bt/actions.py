@@ -124,7 +124,30 @@ class RandomFailure(BTNode):
         chance = self.get_input("failure_chance")
         if not 0.0 <= chance <= 1.0:
             raise self._error(f"port 'failure_chance': must be between 0 and 1, got {chance}")
-        return Status.FAILURE if self.ctx.rng.random() < chance else Status.SUCCESS
+        if self.ctx.rng.random() < chance:
+            self.ctx.events("random_failure", node=self.name)
+            return Status.FAILURE
+        return Status.SUCCESS
+
+
+class FindPart(BTNode):
+    """SUCCESS with ``pose`` = the top centre of a free part lying in ``area``; FAILURE if none.
+
+    The robot's "camera": the oldest part in the area first. The orientation is the null
+    quaternion, as GenerateXYPose gives.
+    """
+
+    PORTS = (
+        Port("area", "in", Area, description="where to look for a part"),
+        Port("pose", "out", Pose, description="the part's top centre"),
+    )
+
+    def update(self) -> Status:
+        pose = self.ctx.services["parts"].find(self.get_input("area"))
+        if pose is None:
+            return Status.FAILURE
+        self.set_output("pose", pose)
+        return Status.SUCCESS
 
 
 class AlwaysSuccess(BTNode):

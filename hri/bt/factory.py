@@ -89,6 +89,7 @@ def register_builtin_nodes(registry: NodeRegistry) -> None:
         ("AlwaysSuccess", actions.AlwaysSuccess),
         ("AlwaysFailure", actions.AlwaysFailure),
         ("SetBlackboard", actions.SetBlackboard),
+        ("FindPart", actions.FindPart),
     ):
         registry.register(node_id, cls, "action")
     for node_id, cls in (

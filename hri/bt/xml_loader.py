@@ -1,4 +1,4 @@
-"""The BehaviorTree.CPP v4 XML loader (Groot2 format), apart from the nodes.
+"""The BehaviorTree.CPP v4 tree loader (Groot2's XML, or its YAML form), apart from the nodes.
 
 Supported: ``<root BTCPP_format="4" main_tree_to_execute="...">``, several
 ``<BehaviorTree ID="...">``, nodes by registered ID as tag or in the explicit form
@@ -9,7 +9,9 @@ including file; cycles are errors) and ``<TreeNodesModel>`` (ignored).
 
 The XML is parsed with defusedxml's expat reader (no DTDs, no entities, no external
 references) into a small element tree that keeps every element's line, so every user
-mistake becomes an :class:`~hri.errors.HriError` ``FILE:LINE: message``.
+mistake becomes an :class:`~hri.errors.HriError` ``FILE:LINE: message``. A ``.yaml``/``.yml``
+file (also as an include) is parsed by :mod:`hri.bt.yaml_format` into the same element tree
+(:mod:`hri.bt.tree_files`); from there on both formats are loaded alike.
 """
 
 from __future__ import annotations
@@ -32,21 +34,12 @@ from hri.bt.context import TreeContext
 from hri.bt.decorators import SubTreeNode
 from hri.bt.factory import NodeRegistry
 from hri.bt.ports import PortError, reference_key, to_bool
+from hri.bt.tree_files import Element, tree_format
+from hri.bt.yaml_format import parse_yaml
 from hri.errors import HriError
 
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
 MAX_DEPTH = 200
-
-
-@dataclass
-class Element:
-    """An XML element with the file and line where it starts."""
-
-    tag: str
-    attrib: dict[str, str]
-    file: str
-    line: int
-    children: list["Element"] = field(default_factory=list)
 
 
 class _Handler(xml.sax.handler.ContentHandler):
@@ -96,6 +89,11 @@ def parse_xml(data: bytes, file: str) -> Element:
     return handler.root
 
 
+def parse_tree_file(data: bytes, file: str) -> Element:
+    """Parse a tree file by its suffix: YAML for ``.yaml``/``.yml``, else XML."""
+    return parse_yaml(data, file) if tree_format(file) == "yaml" else parse_xml(data, file)
+
+
 @dataclass
 class _Document:
     """All trees of a file and its includes."""
@@ -133,7 +131,7 @@ def _collect(doc: _Document, path: str, where: Element | None, stack: list[str],
         return
     loaded.add(real)
     try:
-        root = parse_xml(_read(path, where), path)
+        root = parse_tree_file(_read(path, where), path)
     except HriError as err:
         doc.errors.append(err)
         return
@@ -144,7 +142,8 @@ def _collect(doc: _Document, path: str, where: Element | None, stack: list[str],
         return
     version = root.attrib.get("BTCPP_format")
     if version is not None and version.strip() != "4":
-        doc.errors.append(HriError(f"BTCPP_format {version!r} is not supported (only 4)", path, root.line))
+        doc.errors.append(HriError(f"BTCPP_format {version!r} is not supported (only 4)", path,
+                                   root.line_of("BTCPP_format")))
     for element in root.children:
         if element.tag == "BehaviorTree":
             tree_id = element.attrib.get("ID", "").strip()
@@ -329,7 +328,8 @@ def _select_tree(doc: _Document, tree_id: str | None) -> str | HriError:
             return HriError(f"no tree {tree_id!r} (trees: {', '.join(sorted(doc.trees)) or 'none'})", doc.path)
         return tree_id
     main = root.attrib.get("main_tree_to_execute", "").strip() if root else ""
-    if main:
+    if main and root:
+        line = root.line_of("main_tree_to_execute")
         if main not in doc.trees:
             known = ", ".join(sorted(doc.trees)) or "none"
             return HriError(f"main_tree_to_execute {main!r} is not a tree (trees: {known})", doc.path, line)

@@ -1,0 +1,384 @@
+"""The YAML form of BehaviorTree.CPP v4 trees: a parser and a writer.
+
+The same nodes, ports and structure as the XML (``hri.bt.xml_loader``), another syntax::
+
+    BTCPP_format: 4
+    main_tree_to_execute: Main            # optional
+    include: [subtrees.yaml]              # optional; a path or a list; .xml or .yaml files
+    trees:
+      Main:                               # one entry per <BehaviorTree ID="Main">
+        Sequence:                         # the tree's single root node
+          name: Work                      # attributes: the XML attributes, as written
+          children:
+            - SubTree: {ID: Walk, _autoremap: true}
+            - AlwaysSuccess               # a node without attributes: a bare string
+
+A node is a mapping with one key, the node ID (the XML tag), whose value is a mapping of
+attributes plus an optional ``children`` list, or nothing; or a bare string. An attribute is
+the scalar's text exactly as written (``1.0`` stays ``"1.0"``, ``true`` stays ``"true"``),
+read from PyYAML's composed node graph, never constructed. ``{key}`` references must be
+quoted (``"{key}"``), as YAML reads ``{key}`` as a mapping.
+
+:func:`parse_yaml` turns a file into the :class:`~hri.bt.tree_files.Element` tree the XML
+parser produces (with lines), so the loader builds both formats alike; :func:`dump_yaml`
+writes such an element tree (e.g. parsed from XML) as YAML text. Only PyYAML's safe
+composer is used; anchors and aliases are refused (no alias bombs).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import yaml
+from yaml.emitter import Emitter
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from hri.bt.tree_files import Element
+from hri.errors import HriError
+
+TOP_LEVEL_KEYS = ("BTCPP_format", "main_tree_to_execute", "include", "trees")
+CHILDREN = "children"
+MAX_NESTING = 200
+"""YAML collections nested deeper than this are refused (a tree level takes three)."""
+
+_NULL_TAG = "tag:yaml.org,2002:null"
+_SHAPE = "`NodeID: {attributes}` or a bare node ID"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_KEEP = re.compile("[\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_TREE_KEY = re.compile(r"^BTCPP_format[ \t]*:", re.MULTILINE)
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, mark: yaml.Mark):
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe composer, refusing aliases and deep nesting."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: object) -> Node:
+        if self.check_event(yaml.AliasEvent):
+            raise _Refused("anchors and aliases are not supported", self.peek_event().start_mark)
+        if self._depth >= MAX_NESTING:
+            raise _Refused(f"nested deeper than {MAX_NESTING} levels", self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _decode(data: bytes | str, file: str) -> str:
+    if isinstance(data, str):
+        return data
+    try:
+        if data.startswith(_UTF16_BOMS):
+            return data.decode("utf-16")
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise HriError("malformed YAML: not UTF-8 text", file, line) from None
+
+
+def compose(data: bytes | str, file: str) -> Node | None:
+    """The YAML node graph of ``data`` (None when empty); HriError ``malformed YAML`` else."""
+    text = _decode(data, file)
+    loader: _Loader | None = None
+    try:
+        loader = _Loader(text)  # checks the characters already
+        return loader.get_single_node()
+    except _Refused as err:
+        raise HriError(err.message, file, err.mark.line + 1) from None
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        detail = err.problem or err.context or "syntax error"
+        if err.problem and err.context:
+            detail = f"{err.problem} ({err.context})"
+        raise HriError(f"malformed YAML: {detail}", file, mark.line + 1 if mark else 1) from None
+    except yaml.reader.ReaderError as err:
+        line = text[:err.position].count("\n") + 1 if isinstance(err.position, int) else 1
+        raise HriError(f"malformed YAML: {err.reason} (character #x{err.character:04X})", file, line) from None
+    except RecursionError:
+        raise HriError("malformed YAML: nested too deeply", file, 1) from None
+    except Exception as err:  # noqa: BLE001 - hostile input must never give a traceback
+        raise HriError(f"malformed YAML: {err}", file, 1) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _line(node: Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _is_null(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.tag == _NULL_TAG and node.style is None
+
+
+def _kind(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    return "nothing" if _is_null(node) else f"{node.value!r}"
+
+
+class _Parser:
+    """Walks the composed YAML into elements; the first structural mistake is raised."""
+
+    def __init__(self, file: str):
+        self.file = file
+
+    def fail(self, node: Node, message: str) -> HriError:
+        return HriError(message, self.file, _line(node))
+
+    def element(self, tag: str, node: Node) -> Element:
+        return Element(tag, {}, self.file, _line(node))
+
+    def key(self, node: Node, what: str) -> str:
+        if not isinstance(node, ScalarNode):
+            raise self.fail(node, f"{what} must be a plain name, not {_kind(node)}")
+        if not node.value.strip():
+            raise self.fail(node, f"empty {what}")
+        return node.value
+
+    def scalar(self, node: Node, what: str) -> str:
+        if isinstance(node, ScalarNode):
+            return node.value
+        hint = ""
+        if isinstance(node, MappingNode) and node.flow_style and len(node.value) == 1 and _is_null(node.value[0][1]):
+            hint = f'; quote blackboard references: "{{{node.value[0][0].value}}}"'
+        raise self.fail(node, f"{what} must be a single value, not {_kind(node)}{hint}")
+
+    def document(self, node: Node | None) -> Element:
+        if not isinstance(node, MappingNode):
+            message = ("a YAML tree file is a mapping with the keys BTCPP_format and trees "
+                       "(optionally main_tree_to_execute, include)")
+            if node is None:
+                raise HriError(f"{message}; the file is empty", self.file, 1)
+            raise self.fail(node, f"{message}, not {_kind(node)}")
+        root = self.element("root", node)
+        seen: dict[str, int] = {}
+        for key_node, value in node.value:
+            key = self.key(key_node, "top-level key")
+            if key in seen:
+                raise self.fail(key_node, f"duplicate key {key!r} (first on line {seen[key]})")
+            seen[key] = _line(key_node)
+            if key in ("BTCPP_format", "main_tree_to_execute"):
+                root.attrib[key] = self.scalar(value, key)
+                root.attr_lines[key] = _line(key_node)
+            elif key == "include":
+                root.children.extend(self.includes(value))
+            elif key == "trees":
+                root.children.extend(self.trees(value))
+            else:
+                raise self.fail(key_node, f"unknown top-level key {key!r} (expected {', '.join(TOP_LEVEL_KEYS)})")
+        if "BTCPP_format" not in root.attrib:
+            raise self.fail(node, "missing 'BTCPP_format: 4' (it marks a YAML file as a tree file)")
+        return root
+
+    def includes(self, node: Node) -> list[Element]:
+        items = node.value if isinstance(node, SequenceNode) else [node]
+        elements = []
+        for item in items:
+            if not isinstance(item, ScalarNode) or _is_null(item):
+                raise self.fail(item, f"include: expected a file path or a list of paths, not {_kind(item)}")
+            element = self.element("include", item)
+            element.attrib["path"] = item.value
+            elements.append(element)
+        return elements
+
+    def trees(self, node: Node) -> list[Element]:
+        if _is_null(node):
+            return []
+        if not isinstance(node, MappingNode):
+            raise self.fail(node, f"trees: expected a mapping of tree IDs to root nodes, not {_kind(node)}")
+        elements = []
+        for key_node, value in node.value:
+            tree_id = self.key(key_node, "tree ID")
+            tree = self.element("BehaviorTree", key_node)
+            tree.attrib["ID"] = tree_id
+            if isinstance(value, SequenceNode):
+                raise self.fail(value, f"tree {tree_id!r}: write the root node as `NodeID: ...` under the tree ID, "
+                                       "not as a list item")
+            if isinstance(value, MappingNode) and len(value.value) > 1:
+                names = ", ".join(repr(getattr(k, "value", "?")) for k, _ in value.value)
+                raise self.fail(value.value[1][0], f"tree {tree_id!r} must have exactly one root node, has "
+                                                   f"{len(value.value)} ({names}); indent attributes under the node ID")
+            if not _is_null(value) and not (isinstance(value, MappingNode) and not value.value):
+                tree.children.append(self.node(value))
+            elements.append(tree)
+        return elements
+
+    def node(self, node: Node) -> Element:
+        if isinstance(node, ScalarNode):
+            if _is_null(node) or not node.value.strip():
+                raise self.fail(node, f"empty node: expected {_SHAPE}")
+            return self.element(node.value, node)
+        if isinstance(node, SequenceNode) or not node.value:
+            raise self.fail(node, f"expected a node ({_SHAPE}), not {_kind(node) if node.value else 'an empty mapping'}")
+        if len(node.value) > 1:
+            names = ", ".join(repr(getattr(k, "value", "?")) for k, _ in node.value)
+            raise self.fail(node.value[1][0], f"a node is a mapping with exactly one key, the node ID; found "
+                                              f"{len(node.value)} ({names}): indent attributes under the node ID")
+        key_node, body = node.value[0]
+        tag = self.key(key_node, "node ID")
+        element = self.element(tag, key_node)
+        if _is_null(body):
+            return element
+        if not isinstance(body, MappingNode):
+            raise self.fail(body, f"node {tag!r}: expected a mapping of attributes and children (or nothing), "
+                                  f"not {_kind(body)}")
+        has_children = False
+        for name_node, value in body.value:
+            name = self.key(name_node, f"node {tag!r}: attribute name")
+            if name in element.attrib or (name == CHILDREN and has_children):
+                raise self.fail(name_node, f"node {tag!r}: duplicate attribute {name!r}")
+            if name != CHILDREN:
+                element.attrib[name] = self.scalar(value, f"node {tag!r}: attribute {name!r}")
+                continue
+            has_children = True
+            if _is_null(value):
+                continue
+            if not isinstance(value, SequenceNode):
+                raise self.fail(name_node, f"node {tag!r}: 'children' must be a list of nodes, not {_kind(value)}")
+            element.children = [self.node(child) for child in value.value]
+        return element
+
+
+def parse_yaml(data: bytes | str, file: str) -> Element:
+    """Parse a YAML tree file into the element tree the XML parser gives (``root`` element).
+
+    Every element has the line of its YAML key (of the item for bare node IDs and include
+    paths). Raises :class:`HriError` ``FILE:LINE: message`` for malformed YAML and for
+    structural mistakes; node types and ports are checked later by the loader.
+    """
+    try:
+        return _Parser(file).document(compose(data, file))
+    except RecursionError:
+        raise HriError("malformed YAML: nested too deeply", file, 1) from None
+
+
+def looks_like_tree_file(data: bytes | str) -> bool:
+    """True when a YAML document's top level has the key ``BTCPP_format`` (a tree file)."""
+    try:
+        node = compose(data, "<yaml>")
+    except HriError:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        return _TREE_KEY.search(text) is not None
+    return isinstance(node, MappingNode) and any(
+        isinstance(key, ScalarNode) and key.value == "BTCPP_format" for key, _ in node.value)
+
+
+# --- the writer -------------------------------------------------------------------------
+
+_ANALYZER = Emitter(io.StringIO(), allow_unicode=True)
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _quoted(text: str) -> str:
+    parts = ['"']
+    for char in text:
+        if char in _ESCAPES:
+            parts.append(_ESCAPES[char])
+        elif _KEEP.match(char):
+            parts.append(char)
+        else:
+            code = ord(char)
+            parts.append(f"\\x{code:02X}" if code <= 0xFF else f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}")
+    parts.append('"')
+    return "".join(parts)
+
+
+def _scalar(text: str, flow: bool) -> str:
+    """``text`` as a plain scalar when YAML reads it back as the same text, else quoted.
+
+    A plain ``1.0`` or ``true`` is fine (the parser keeps the text); ``~`` and ``null`` are
+    quoted, as a bare node ID or tree root must not read as nothing.
+    """
+    analysis = _ANALYZER.analyze_scalar(text)
+    plain = analysis.allow_flow_plain if flow else analysis.allow_block_plain
+    if (plain and not analysis.empty and not analysis.multiline and text.strip() == text
+            and _RESOLVER.resolve(ScalarNode, text, (True, False)) != _NULL_TAG):
+        return text
+    return _quoted(text)
+
+
+def _fail(element: Element, message: str) -> HriError:
+    return HriError(f"cannot write as YAML: {message}", element.file, element.line)
+
+
+def _node_lines(element: Element, indent: int, lead: str, width: int, out: list[str]) -> None:
+    """Append ``element`` (``lead`` is ``"- "`` for a list item) starting at column ``indent``."""
+    if CHILDREN in element.attrib:
+        raise _fail(element, f"<{element.tag}> has an attribute named {CHILDREN!r}")
+    pad, column = " " * indent, indent + len(lead)
+    key = _scalar(element.tag, flow=True)
+    if not element.attrib and not element.children:
+        out.append(f"{pad}{lead}{key}")
+        return
+    if not element.children:
+        pairs = ", ".join(f"{_scalar(k, True)}: {_scalar(v, True)}" for k, v in element.attrib.items())
+        line = f"{pad}{lead}{key}: {{{pairs}}}"
+        if len(line) <= width:
+            out.append(line)
+            return
+    out.append(f"{pad}{lead}{key}:")
+    inner = " " * (column + 2)
+    for name, value in element.attrib.items():
+        out.append(f"{inner}{_scalar(name, True)}: {_scalar(value, False)}")
+    if element.children:
+        out.append(f"{inner}{CHILDREN}:")
+        for child in element.children:
+            _node_lines(child, column + 4, "- ", width, out)
+
+
+def dump_yaml(root: Element, *, header: str | None = None, include_suffix: str | None = None,
+              width: int = 110) -> str:
+    """YAML text for the element tree ``root`` (as :func:`~hri.bt.xml_loader.parse_xml` gives).
+
+    ``header`` becomes ``#`` comment lines at the top. With ``include_suffix`` (``".yaml"``),
+    an include path ending in ``.xml`` gets that suffix instead (the converted file).
+    Attribute order is kept; ``<TreeNodesModel>`` and other root attributes are dropped.
+    A leaf with attributes is written as a flow mapping when its line fits in ``width``.
+    Raises :class:`HriError` for what YAML trees cannot hold (a tree with two root nodes, ...).
+    """
+    if root.tag != "root":
+        raise _fail(root, f"the document element must be <root>, not <{root.tag}>")
+    out = [f"# {line}".rstrip() for line in (header.splitlines() if header else [])]
+    out.append(f"BTCPP_format: {_scalar(root.attrib.get('BTCPP_format', '4'), False)}")
+    if "main_tree_to_execute" in root.attrib:
+        out.append(f"main_tree_to_execute: {_scalar(root.attrib['main_tree_to_execute'], False)}")
+    includes, trees = [], []
+    for element in root.children:
+        if element.tag == "include":
+            if "path" not in element.attrib or "ros_pkg" in element.attrib:
+                raise _fail(element, "<include> needs a path (ros_pkg is not supported)")
+            path = element.attrib["path"]
+            if include_suffix and path.lower().endswith(".xml"):
+                path = path[:-4] + include_suffix
+            includes.append(_scalar(path, True))
+        elif element.tag == "BehaviorTree":
+            trees.append(element)
+        elif element.tag != "TreeNodesModel":
+            raise _fail(element, f"unexpected <{element.tag}> in <root>")
+    if includes:
+        out.append(f"include: [{', '.join(includes)}]")
+    out.append("trees:" if trees else "trees: {}")
+    for tree in trees:
+        if not tree.attrib.get("ID", "").strip():
+            raise _fail(tree, "<BehaviorTree> needs an ID")
+        if len(tree.children) > 1:
+            raise _fail(tree, f"tree {tree.attrib['ID']!r} has {len(tree.children)} root nodes")
+        out.append(f"  {_scalar(tree.attrib['ID'], True)}:")
+        for node in tree.children:
+            _node_lines(node, 4, "", width, out)
+    return "\n".join(out) + "\n"
