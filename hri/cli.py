@@ -1,4 +1,6 @@
-"""The ``hri`` command line: ``hri run``, ``hri validate`` (see ``interfaces.md``).
+"""The ``hri`` command line: ``run``, ``validate``, ``convert``, ``nodes``, ``render``.
+
+See ``interfaces.md`` and ``docs/trees.md`` ("Authoring tools").
 
 Every mistake a user can make ends in one line on stderr and a non-zero exit, never a
 traceback: :class:`hri.errors.HriError` carries the ``FILE:LINE: message``.
@@ -35,12 +37,35 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a scenario parameter by its dotted key (repeatable)")
 
+    plugin_help = "a node module (name or .py path) registering extra nodes (repeatable)"
     validate = sub.add_parser("validate", help="check tree and scenario files")
     validate.add_argument("files", nargs="+", type=Path)
+    validate.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                          help=plugin_help)
 
     convert = sub.add_parser("convert", help="write an XML tree file as YAML")
     convert.add_argument("file", type=Path)
     convert.add_argument("-o", "--output", type=Path, help="where to write (default: beside it, .yaml)")
+
+    nodes = sub.add_parser("nodes", help="list every node type with its ports")
+    nodes.add_argument("--xml", action="store_true",
+                       help="print a BehaviorTree.CPP v4 <TreeNodesModel> for Groot2 instead")
+    nodes.add_argument("--all", action="store_true",
+                       help="with --xml: also the nodes BehaviorTree.CPP (and Groot2) already know")
+    nodes.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                       help=plugin_help)
+
+    render = sub.add_parser("render", help="draw a tree as text, Graphviz DOT, SVG or PNG")
+    render.add_argument("file", help="tree file (.xml, .yaml)")
+    render.add_argument("-o", "--output", help="write .dot, .svg or .png (default: text to the terminal)")
+    render.add_argument("--tree", help="the tree ID to draw (default: main_tree_to_execute)")
+    group = render.add_mutually_exclusive_group()
+    group.add_argument("--expand-subtrees", dest="expand", action="store_true", default=True,
+                       help="draw each SubTree's nodes under it (default)")
+    group.add_argument("--collapse-subtrees", dest="expand", action="store_false",
+                       help="draw each SubTree as a single box")
+    render.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                        help=plugin_help)
     return parser
 
 
@@ -67,10 +92,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from hri.validate import validate_files
 
-    problems = validate_files(args.files)
+    from hri.validate import is_warning
+
+    problems = validate_files(args.files, args.plugins)
     for problem in problems:
         print(problem, file=sys.stderr)
-    return 1 if problems else 0
+    return 1 if any(not is_warning(p) for p in problems) else 0
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
@@ -80,12 +107,37 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_nodes(args: argparse.Namespace) -> int:
+    from hri.bt.catalogue import format_catalogue, tree_nodes_model_xml
+    from hri.bt.plugins import plugin_registry
+
+    if args.all and not args.xml:
+        raise HriError("--all: only with --xml (the text catalogue always lists every node)")
+    registry = plugin_registry(args.plugins, Path.cwd())
+    print(tree_nodes_model_xml(registry, args.all) if args.xml else format_catalogue(registry), end="")
+    return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from hri.bt.plugins import plugin_registry
+    from hri.bt.render import render_file
+
+    registry = plugin_registry(args.plugins, Path.cwd())
+    result = render_file(args.file, registry, args.output, args.tree, args.expand)
+    if args.output is None:
+        print(result, end="")
+    else:
+        print(f"wrote {result}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     from hri.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()  # keeps stdout clean for --json
-    handlers = {"run": _cmd_run, "validate": _cmd_validate, "convert": _cmd_convert}
+    handlers = {"run": _cmd_run, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
+                "render": _cmd_render}
     try:
         return handlers[args.command](args)
     except HriError as err:

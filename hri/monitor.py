@@ -70,6 +70,8 @@ class SafetyMonitor:
         self.last_xy: tuple[float, float] | None = None
         self.separation_countdown = 0
         self.last_separation = math.inf
+        self.closest: tuple[float, tuple] | None = None  # (t, PyBullet's closest-point record)
+        self.now = 0.0
 
     # --- zone ---------------------------------------------------------------------
     def _update_zone(self, t: float, x: float, y: float) -> str:
@@ -134,13 +136,27 @@ class SafetyMonitor:
             return
         points = p.getClosestPoints(self.person_body, self.robot.body_id, SEPARATION_CUTOFF_M,
                                     physicsClientId=self.client)
-        distance = min((pt[8] for pt in points), default=SEPARATION_CUTOFF_M)
+        closest = min(points, key=lambda pt: pt[8], default=None)
+        distance = closest[8] if closest is not None else SEPARATION_CUTOFF_M
         self.last_separation = distance
-        self.stats.min_separation_m = min(self.stats.min_separation_m, distance)
+        if distance < self.stats.min_separation_m:
+            self.stats.min_separation_m = distance
+            self.closest = (self.now, closest)
         self.separation_countdown = 0 if distance < NEAR_M else FAR_EVERY - 1
 
     # --- per step ---------------------------------------------------------------------
+    def closest_approach(self) -> dict | None:
+        """Where and when the person and the robot came closest (for the event log)."""
+        if self.closest is None or self.closest[1] is None:
+            return None
+        t, pt = self.closest
+        names = [p.getJointInfo(body, link, physicsClientId=self.client)[12].decode() if link >= 0 else "base"
+                 for body, link in ((self.person_body, pt[3]), (self.robot.body_id, pt[4]))]
+        return {"t": t, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
+                "at": [round(v, 4) for v in pt[5]]}
+
     def step(self, t: float, person: Pose) -> None:
+        self.now = t
         zone = self._update_zone(t, person.x, person.y)
         self.stats.zone_time_s[zone] += self.dt
         self.stats.robot_time_s[self._robot_mode(zone)] += self.dt

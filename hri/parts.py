@@ -240,6 +240,7 @@ class PartManager:
                 break
         body = p.createMultiBody(self.mass, self._shape, self._visual, (x, y, feeder.surface_z + self.half[2] + 1e-3),
                                  useMaximalCoordinates=True, physicsClientId=self.client)
+        self._let_sleep(body)
         self._numbers += 1
         surface = self._surface_name(self._surface_below(x, y, feeder.surface_z + 0.01)[0])
         self.parts.append(Part(body, self._numbers, surface=surface))
@@ -278,11 +279,18 @@ class PartManager:
         p.resetBasePositionAndOrientation(part.body_id, (x, y, surface_z + self.half[2] + 1e-3), upright,
                                           physicsClientId=self.client)
         p.changeDynamics(part.body_id, -1, mass=self.mass, physicsClientId=self.client)
+        self._let_sleep(part.body_id, not any(c.name == name for c in self.conveyors))
         holder, part.holder, part.placed_at, part.surface = part.holder, None, self.now(), name
         tally[name] = tally.get(name, 0) + 1
         self.events("part_placed", part=part.number, by=holder, surface=name, x=round(x, 4), y=round(y, 4),
                     z=round(surface_z, 4))
         return name
+
+    def _let_sleep(self, body: int, allowed: bool = True) -> None:
+        """A part at rest is put to sleep by Bullet: ~3 us instead of ~30 us per physics step.
+        Not on a conveyor: a sleeping body ignores the belt's velocity."""
+        state = p.ACTIVATION_STATE_ENABLE_SLEEPING if allowed else p.ACTIVATION_STATE_DISABLE_SLEEPING
+        p.changeDynamics(body, -1, activationState=state, physicsClientId=self.client)
 
     def _surface_name(self, body: int) -> str:
         below = next((part for part in self.parts if part.body_id == body), None)
@@ -317,9 +325,7 @@ class PartManager:
 
     def _convey(self, conveyor: Conveyor) -> None:
         dx, dy = conveyor.direction
-        for part in list(self.parts):
-            if part.holder is not None:
-                continue
+        for part in [q for q in self.parts if q.surface == conveyor.name and q.holder is None]:
             x, y, z = self.position(part)
             along = (x - conveyor.center[0]) * dx + (y - conveyor.center[1]) * dy
             across = -(x - conveyor.center[0]) * dy + (y - conveyor.center[1]) * dx

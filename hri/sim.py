@@ -25,6 +25,7 @@ from hri.actor.server import ActorServer
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.factory import default_registry
+from hri.bt.plugins import load_plugins
 from hri.bt.xml_loader import load_tree
 from hri.errors import HriError
 from hri.monitor import SafetyLimits, SafetyMonitor
@@ -126,6 +127,8 @@ class Simulation:
         self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.now)
 
         registry = default_registry()
+        load_plugins(registry, data.get("plugins"), self.scenario.path.parent, str(self.scenario.path),
+                     self.scenario.line_of("plugins"))
         entries = self.scenario.blackboard_entries()
         self.person_bb = Blackboard()
         self.robot_bb = Blackboard()
@@ -241,6 +244,10 @@ class Simulation:
                                         if e["event"] == "random_failure" and e.get("tree") == "robot")
         self.stats.recoveries = len(self.called.response_times)
         self.stats.count_parts(self.parts.counts, self.scenario.data.get("parts") or {})
+        closest = self.monitor.closest_approach()
+        if closest is not None:
+            when = closest.pop("t")
+            self.events.emit(self.now(), "closest_approach", at_t=round(when, 6), **closest)
         self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
 
 

@@ -4,71 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
 import pytest
 from py_trees.common import Status
 
-from hri.bt import Blackboard, BTNode, Port, TreeContext, default_registry, load_tree
-
-
-class Fake(BTNode):
-    """RUNNING for ``ticks`` ticks, then ``result``; logs start/tick/halt to services["log"]."""
-
-    PORTS = (
-        Port("id", "in", str),
-        Port("ticks", "in", int, 0),
-        Port("result", "in", str, "SUCCESS"),
-    )
-
-    def log(self, what: str) -> None:
-        self.ctx.services["log"].append((self.get_input("id"), what))
-
-    def initialise(self) -> None:
-        self.count = 0
-        self.log("start")
-
-    def update(self) -> Status:
-        self.log("tick")
-        self.count += 1
-        if self.count <= self.get_input("ticks"):
-            return Status.RUNNING
-        return Status[self.get_input("result")]
-
-    def on_halted(self) -> None:
-        self.log("halt")
-
-
-class Cond(BTNode):
-    """SUCCESS when ``ok`` (usually ``{key}``) is true; logs its ticks."""
-
-    PORTS = (Port("id", "in", str), Port("ok", "in", bool))
-
-    def update(self) -> Status:
-        self.ctx.services["log"].append((self.get_input("id"), "tick"))
-        return Status.SUCCESS if self.get_input("ok") else Status.FAILURE
-
-
-class Harness:
-    def __init__(self, tmp_path, body: str, seed: int = 0, **entries):
-        registry = default_registry()
-        registry.register("Fake", Fake, "action")
-        registry.register("Cond", Cond, "condition")
-        path = tmp_path / "tree.xml"
-        path.write_text(f'<root BTCPP_format="4">\n<BehaviorTree ID="T">\n{body}\n</BehaviorTree>\n</root>\n')
-        self.log: list[tuple[str, str]] = []
-        self.ctx = TreeContext(rng=np.random.default_rng(seed), now=lambda: 0.0, services={"log": self.log})
-        self.bb = Blackboard()
-        for key, value in entries.items():
-            self.bb.set(key, value)
-        self.root = load_tree(str(path), registry, self.ctx, self.bb)
-
-    def tick(self) -> Status:
-        self.log.clear()
-        self.root.tick_once()
-        return self.root.status
-
-
-R, S, F = Status.RUNNING, Status.SUCCESS, Status.FAILURE
+from bt_harness import F, R, S, Harness
 
 
 def test_sequence_resumes_at_running_child_and_restarts_after_failure(tmp_path):

@@ -69,3 +69,33 @@ def test_set_overrides_and_rejects_unknown_keys():
         load_scenario("coexistence", ["robot.speed=2"])
     with pytest.raises(HriError, match=r"^--set robot: expected KEY=VALUE$"):
         load_scenario("coexistence", ["robot"])
+
+
+def test_a_scenario_plugin_adds_a_node_its_tree_uses(tmp_path):
+    """`plugins:` in a scenario: a user's module registers a node type, no project change."""
+    from hri.sim import Simulation
+
+    (tmp_path / "wave_nodes.py").write_text(
+        "from py_trees.common import Status\n"
+        "from hri.bt.node import BTNode\n"
+        "from hri.bt.ports import Port\n\n"
+        "class Wave(BTNode):\n"
+        "    PORTS = (Port('times', 'in', int, 1, 'how often'),)\n"
+        "    def update(self):\n"
+        "        self.ctx.events('waved', times=self.get_input('times'))\n"
+        "        return Status.SUCCESS\n\n"
+        "def register_nodes(registry):\n"
+        "    registry.register('Wave', Wave, 'action')\n")
+    (tmp_path / "person.xml").write_text(
+        '<root BTCPP_format="4"><BehaviorTree ID="P"><Sequence>'
+        '<Wave times="3"/><ActorAnimation animation_name="standing_extend_arm"/>'
+        '</Sequence></BehaviorTree></root>\n')
+    text = PRESET.read_text().replace("../trees/", f"{PRESET.parent.parent / 'trees'}/")
+    text = text.replace("  person: " + str(PRESET.parent.parent / "trees") + "/coexistence_person.xml",
+                        "  person: person.xml")
+    (tmp_path / "scenario.yaml").write_text(text + "\nplugins: [wave_nodes.py]\n")
+    scenario = load_scenario(str(tmp_path / "scenario.yaml"))
+    with Simulation(scenario, seed=1) as sim:
+        sim.run(3.0)
+        waves = [e for e in sim.events.events if e["event"] == "waved"]
+    assert waves and waves[0]["times"] == 3

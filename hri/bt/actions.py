@@ -12,6 +12,8 @@
 ``AlwaysSuccess``     SUCCESS
 ``AlwaysFailure``     FAILURE
 ``SetBlackboard``     in ``value``; out ``output_key``: copies the value
+``Sleep``             in ``msec``: RUNNING until ``msec`` simulated milliseconds have
+                      passed since it started, then SUCCESS
 ====================  =============================================================
 """
 
@@ -162,6 +164,35 @@ class AlwaysFailure(BTNode):
 
     def update(self) -> Status:
         return Status.FAILURE
+
+
+class Sleep(BTNode):
+    """BehaviorTree.CPP ``Sleep``: RUNNING until ``msec`` simulated milliseconds have passed.
+
+    The clock (``ctx.now()``, never the wall clock) starts when the node starts; the node
+    returns SUCCESS at the first tick at or after ``msec`` milliseconds later (``msec="0"``:
+    SUCCESS at once). Halting it resets it: the next tick starts a new sleep.
+    """
+
+    PORTS = (Port("msec", "in", int, description="how long, in simulated milliseconds"),)
+
+    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
+        super().__init__(name, ports, ctx, blackboard)
+        msec = self.literal_input("msec")
+        if msec is not None and msec < 0:
+            raise PortError(f"port 'msec': must be 0 or more, got {msec}")
+        self.started_at = 0.0
+
+    def initialise(self) -> None:
+        self.started_at = self.ctx.now()
+
+    def update(self) -> Status:
+        msec = self.get_input("msec")
+        if msec < 0:
+            raise self._error(f"port 'msec': must be 0 or more, got {msec}")
+        if self.ctx.now() - self.started_at >= msec / 1000.0 - 1e-9:
+            return Status.SUCCESS
+        return Status.RUNNING
 
 
 class SetBlackboard(BTNode):

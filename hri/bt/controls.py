@@ -1,17 +1,25 @@
 """Control nodes with BehaviorTree.CPP v4 semantics (where they differ from py_trees).
 
-=======================  ===================================================================
-``Sequence``             ticks children in order; resumes at a RUNNING child; a FAILURE
-                         ends the sequence (FAILURE) and it restarts at the first child
-``ReactiveSequence``     re-ticks all earlier children on every tick; when one of them does
-                         not succeed, the RUNNING later child is halted
-``Fallback``             tries children in order until one succeeds; resumes at a RUNNING child
-``ReactiveFallback``     re-ticks earlier children every tick; a higher-priority child that
-                         succeeds or runs halts the lower-priority RUNNING one
-``IfThenElse``           2 or 3 children: condition, then-branch, optional else-branch
-``InterruptableSequence``  like Sequence, but keeps its place when halted (see class)
-``WeightedRandom``       runs one child picked at random by ``weights`` (see class)
-=======================  ===================================================================
+=========================  =================================================================
+``Sequence``               ticks children in order; resumes at a RUNNING child (earlier
+                           children are not ticked again); a FAILURE ends the sequence
+                           (FAILURE) and it restarts at the first child
+``SequenceWithMemory``     like Sequence, but a FAILURE keeps its place: the next tick
+                           retries the failed child; a halt keeps its place too
+``ReactiveSequence``       re-ticks all earlier children on every tick; when one of them does
+                           not succeed, the RUNNING later child is halted
+``Fallback``               tries children in order until one succeeds; resumes at a RUNNING child
+``ReactiveFallback``       re-ticks earlier children every tick; a higher-priority child that
+                           succeeds or runs halts the lower-priority RUNNING one
+``IfThenElse``             2 or 3 children: condition, then-branch, optional else-branch; the
+                           condition is not re-checked while a branch runs
+``WhileDoElse``            2 or 3 children: like IfThenElse, but the condition is re-checked
+                           at every tick and a change halts the running branch
+``InterruptableSequence``  the thesis's name for SequenceWithMemory (see class)
+``WeightedRandom``         runs one child picked at random by ``weights`` (see class)
+=========================  =================================================================
+
+``Parallel`` is in :mod:`hri.bt.parallel`, ``Switch2`` .. ``Switch6`` in :mod:`hri.bt.switch`.
 
 Halting a control (``stop(INVALID)`` from a parent) halts its RUNNING children: a leaf's
 ``terminate(INVALID)`` is called (``BTNode.on_halted`` when it was RUNNING).
@@ -57,7 +65,13 @@ class _Control(BTControl):
 
 
 class Sequence(_Control):
-    """BehaviorTree.CPP ``Sequence``: py_trees' Sequence with memory."""
+    """BehaviorTree.CPP ``Sequence``: py_trees' Sequence with memory.
+
+    Children are ticked in order while they succeed; a RUNNING child makes the node RUNNING
+    and is resumed at the next tick without ticking the earlier children again. A child's
+    FAILURE makes the node FAIL, and the next tick starts again at the first child; so does a
+    halt. SUCCESS when the last child succeeds.
+    """
 
     _BASE = py_trees.composites.Sequence
     _MEMORY = True
@@ -144,7 +158,7 @@ class IfThenElse(BTControl):
 
 
 class InterruptableSequence(BTControl):
-    """The thesis's sequence that resumes where it was interrupted.
+    """The thesis's sequence that resumes where it was interrupted (BT.CPP ``SequenceWithMemory``).
 
     Like ``Sequence``, children run in order and the node returns RUNNING while the current
     child runs. The index advances only when the current child returns SUCCESS, and it is
@@ -183,6 +197,75 @@ class InterruptableSequence(BTControl):
 
     def stop(self, new_status: Status = Status.INVALID) -> None:
         py_trees.composites.Composite.stop(self, new_status)
+
+
+class SequenceWithMemory(InterruptableSequence):
+    """BehaviorTree.CPP ``SequenceWithMemory``: a Sequence that keeps its place on FAILURE.
+
+    Children run in order; a RUNNING child is resumed at the next tick. When a child fails
+    the node returns FAILURE *without* resetting: the next tick ticks the failed child again
+    (afresh), not the children that already succeeded. Only the completion of the last child
+    starts it over at the first child. As in BehaviorTree.CPP v4 (``halt()`` leaves
+    ``current_child_idx_`` alone), a halt keeps the place too: the interrupted child is
+    halted and starts afresh at the next tick. Same behaviour as ``InterruptableSequence``.
+    """
+
+
+class WhileDoElse(BTControl):
+    """BehaviorTree.CPP ``WhileDoElse``: a reactive IfThenElse (2 or 3 children).
+
+    Every tick ticks the condition (child 0) first. RUNNING condition: the node is RUNNING
+    (the branches are not ticked). SUCCESS: the else-branch (child 2) is halted if it was
+    running and the then-branch (child 1) is ticked. FAILURE: the then-branch is halted and
+    the else-branch is ticked; without an else-branch the node returns FAILURE (halting a
+    running then-branch). The node returns the ticked branch's status; when it finishes,
+    all children are reset.
+    """
+
+    MIN_CHILDREN = 2
+    MAX_CHILDREN = 3
+
+    def tick(self) -> Iterator[Behaviour]:
+        if self.status != Status.RUNNING:
+            self.initialise()
+        condition = self.children[0]
+        self.current_child = condition
+        yield from condition.tick()
+        if condition.status == Status.RUNNING:
+            self.status = Status.RUNNING
+            yield self
+            return
+        has_else = len(self.children) == 3
+        branch: Behaviour | None = None
+        if condition.status == Status.SUCCESS:
+            if has_else:
+                _halt(self.children[2])
+            branch = self.children[1]
+        else:
+            _halt(self.children[1])
+            if has_else:
+                branch = self.children[2]
+        status = Status.FAILURE
+        if branch is not None:
+            self.current_child = branch
+            yield from branch.tick()
+            status = branch.status
+        if status == Status.RUNNING:
+            self.status = Status.RUNNING
+        else:
+            for child in self.children:
+                _halt(child)
+            self.stop(status)
+        yield self
+
+    def stop(self, new_status: Status = Status.INVALID) -> None:
+        py_trees.composites.Composite.stop(self, new_status)
+
+
+def _halt(node: Behaviour) -> None:
+    """BehaviorTree.CPP ``haltChild``: a RUNNING node is halted, any other is reset."""
+    if node.status != Status.INVALID:
+        node.stop(Status.INVALID)
 
 
 class WeightedRandom(BTControl):

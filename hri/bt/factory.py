@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Literal
 
-from hri.bt import actions, controls, decorators
+from hri.bt import actions, controls, decorators, parallel, switch
 from hri.bt.node import BTControl, BTDecorator, BTNode
 
 Kind = Literal["action", "condition", "control", "decorator"]
@@ -68,10 +68,18 @@ class NodeRegistry:
 def register_builtin_nodes(registry: NodeRegistry) -> None:
     for node_id, cls in (
         ("Sequence", controls.Sequence),
+        ("SequenceWithMemory", controls.SequenceWithMemory),
         ("ReactiveSequence", controls.ReactiveSequence),
         ("Fallback", controls.Fallback),
         ("ReactiveFallback", controls.ReactiveFallback),
         ("IfThenElse", controls.IfThenElse),
+        ("WhileDoElse", controls.WhileDoElse),
+        ("Parallel", parallel.Parallel),
+        ("Switch2", switch.Switch2),
+        ("Switch3", switch.Switch3),
+        ("Switch4", switch.Switch4),
+        ("Switch5", switch.Switch5),
+        ("Switch6", switch.Switch6),
         ("InterruptableSequence", controls.InterruptableSequence),
         ("WeightedRandom", controls.WeightedRandom),
     ):
@@ -80,6 +88,12 @@ def register_builtin_nodes(registry: NodeRegistry) -> None:
         ("Inverter", decorators.Inverter),
         ("ForceSuccess", decorators.ForceSuccess),
         ("ForceFailure", decorators.ForceFailure),
+        ("Repeat", decorators.Repeat),
+        ("RetryUntilSuccessful", decorators.RetryUntilSuccessful),
+        ("KeepRunningUntilFailure", decorators.KeepRunningUntilFailure),
+        ("Timeout", decorators.Timeout),
+        ("Delay", decorators.Delay),
+        ("RunOnce", decorators.RunOnce),
     ):
         registry.register(node_id, cls, "decorator")
     for node_id, cls in (
@@ -89,6 +103,7 @@ def register_builtin_nodes(registry: NodeRegistry) -> None:
         ("AlwaysSuccess", actions.AlwaysSuccess),
         ("AlwaysFailure", actions.AlwaysFailure),
         ("SetBlackboard", actions.SetBlackboard),
+        ("Sleep", actions.Sleep),
         ("FindPart", actions.FindPart),
     ):
         registry.register(node_id, cls, "action")
@@ -113,4 +128,7 @@ def default_registry() -> NodeRegistry:
                 continue  # the module (or its package) does not exist yet
             raise
         module.register_nodes(registry)
+    from hri.bt.plugins import load_entry_point_plugins  # here: plugins imports this module
+
+    load_entry_point_plugins(registry)
     return registry

@@ -40,6 +40,10 @@ from hri.errors import HriError
 
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
 MAX_DEPTH = 200
+MAX_FILE_BYTES = 5 * 1024 * 1024
+"""Tree files (and includes) larger than this are refused before they are parsed."""
+_FORBIDDEN = {"DTDForbidden": "a DTD (<!DOCTYPE ...>)", "EntitiesForbidden": "an entity declaration (<!ENTITY ...>)",
+              "ExternalReferenceForbidden": "an external reference"}
 
 
 class _Handler(xml.sax.handler.ContentHandler):
@@ -81,7 +85,8 @@ def parse_xml(data: bytes, file: str) -> Element:
     except xml.sax.SAXParseException as err:
         raise HriError(f"malformed XML: {err.getMessage()}", file, err.getLineNumber() or 1) from None
     except DefusedXmlException as err:
-        raise HriError(f"forbidden XML construct (DTDs and entities are not allowed): {err}",
+        what = _FORBIDDEN.get(type(err).__name__, type(err).__name__)
+        raise HriError(f"forbidden XML construct: {what}; DTDs and entities are not allowed in tree files",
                        file, handler.line()) from None
     except Exception as err:  # expat on hostile input: encodings, ... never a traceback
         raise HriError(f"malformed XML: {err}", file, handler.line()) from None
@@ -114,7 +119,12 @@ def _read(path: str, where: Element | None) -> bytes:
         raise HriError(f"{prefix}not a regular file", file if where else path, line)
     try:
         with open(path, "rb") as stream:
-            return stream.read()
+            data = stream.read(MAX_FILE_BYTES + 1)  # never more than the limit, whatever getsize says
+            if len(data) > MAX_FILE_BYTES:
+                size = max(os.fstat(stream.fileno()).st_size, len(data)) / (1024 * 1024)
+                raise HriError(f"{prefix}file too large ({size:.1f} MB, limit {MAX_FILE_BYTES // (1024 * 1024)} MB)",
+                               file if where else path, line)
+            return data
     except OSError as err:
         raise HriError(f"{prefix}cannot read: {err.strerror}", file if where else path, line) from None
 
@@ -180,6 +190,24 @@ def _load_document(path: str) -> _Document:
     doc = _Document(path)
     _collect(doc, path, None, [], set())
     return doc
+
+
+def load_document(path: str) -> tuple[Element | None, dict[str, Element], list[HriError]]:
+    """Parse ``path`` and its includes, building no nodes: ``(root, {tree ID: element}, errors)``."""
+    doc = _load_document(path)
+    return doc.root, doc.trees, doc.errors
+
+
+def select_tree(path: str, tree_id: str | None = None) -> tuple[str, dict[str, Element]]:
+    """The tree to use in ``path`` (``tree_id``, else main_tree_to_execute, else the only one)
+    and all trees of the file and its includes; raises the first :class:`HriError`."""
+    doc = _load_document(path)
+    if doc.errors:
+        raise doc.errors[0]
+    selected = _select_tree(doc, tree_id)
+    if isinstance(selected, HriError):
+        raise selected
+    return selected, doc.trees
 
 
 class _Builder:

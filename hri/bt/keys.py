@@ -1,0 +1,163 @@
+"""Blackboard key analysis: entries a tree reads that nothing writes.
+
+Works on the parsed element tree (:func:`hri.bt.xml_loader.load_document`), no nodes are built.
+The analysis follows the blackboard scopes of :mod:`hri.bt.blackboard` statically:
+
+* every ``<SubTree>`` instance opens a scope of its own; a remapped port ``port="{outer}"``
+  names the parent's entry ``outer``; with ``_autoremap="true"`` every other key is the
+  parent's entry too (except the SubTree's literal ports, set in the child scope);
+* ``{@key}`` names the root scope's entry ``key``.
+
+An entry counts as written when an output (or in/out) port of any node names it, when a
+SubTree sets it as a literal (``<SubTree ID="X" speed="0.5"/>`` sets ``speed`` in X's
+scope), or when it is in ``provided`` (entries of the root scope the caller puts there: the
+scenario's). An input port ``{key}`` whose entry is never written gives a warning; the order
+of reads and writes is not checked.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from hri.bt.factory import NodeRegistry
+from hri.bt.ports import PortError, reference_key
+from hri.bt.tree_files import Element
+from hri.errors import HriError
+
+EXPLICIT_TAGS = ("Action", "Condition", "Control", "Decorator")
+MAX_DEPTH = 200
+
+
+class TreeWarning(HriError):
+    """A problem that does not stop the tree from loading (``FILE:LINE: warning: ...``)."""
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None):
+        super().__init__(f"warning: {message}", file, line)
+
+
+@dataclass
+class _Scope:
+    ident: int
+    parent: "_Scope | None" = None
+    remapping: dict[str, str] = field(default_factory=dict)
+    autoremap: bool = False
+    literals: set[str] = field(default_factory=set)
+
+    def resolve(self, key: str) -> tuple[int, str]:
+        """The entry ``(scope id, key)`` that ``key`` names as seen from this scope."""
+        if key.startswith("@"):
+            scope = self
+            while scope.parent is not None:
+                scope = scope.parent
+            return scope.ident, key[1:]
+        if key in self.remapping and self.parent is not None:
+            return self.parent.resolve(self.remapping[key])
+        if key in self.literals or self.parent is None or not self.autoremap:
+            return self.ident, key
+        return self.parent.resolve(key)
+
+
+@dataclass
+class _Read:
+    entry: tuple[int, str]
+    key: str
+    element: Element
+
+
+class _Walker:
+    def __init__(self, trees: dict[str, Element], registry: NodeRegistry):
+        self.trees = trees
+        self.registry = registry
+        self.counter = itertools.count()
+        self.writes: set[tuple[int, str]] = set()
+        self.reads: list[_Read] = []
+
+    def new_scope(self, **kwargs) -> _Scope:
+        return _Scope(next(self.counter), **kwargs)
+
+    def walk_tree(self, tree_id: str, scope: _Scope, stack: tuple[str, ...]) -> None:
+        tree = self.trees.get(tree_id)
+        if tree is None or tree_id in stack or len(stack) > MAX_DEPTH:
+            return  # unknown IDs and recursion are errors the validator reports
+        for node in tree.children:
+            self.walk(node, scope, (*stack, tree_id), 0)
+
+    def walk(self, element: Element, scope: _Scope, stack: tuple[str, ...], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        if element.tag == "SubTree":
+            self.walk_subtree(element, scope, stack)
+            return
+        node_id = element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_TAGS else element.tag
+        if node_id in self.registry:
+            cls = self.registry.get(node_id).cls
+            for attr, text in element.attrib.items():
+                port = cls.port(attr) if hasattr(cls, "port") else None
+                if port is None:
+                    continue
+                try:
+                    key = reference_key(text, attr)
+                except PortError:
+                    continue
+                if port.direction == "in":
+                    if key is not None:
+                        self.reads.append(_Read(scope.resolve(key), key, element))
+                else:
+                    key = key if key is not None else text.strip()
+                    if key:
+                        self.writes.add(scope.resolve(key))
+        for child in element.children:
+            self.walk(child, scope, stack, depth + 1)
+
+    def walk_subtree(self, element: Element, scope: _Scope, stack: tuple[str, ...]) -> None:
+        remapping: dict[str, str] = {}
+        literals: set[str] = set()
+        autoremap = element.attrib.get("_autoremap", "").strip().lower() in ("true", "1")
+        for attr, text in element.attrib.items():
+            if attr in ("ID", "name") or attr.startswith("_"):
+                continue
+            try:
+                key = reference_key(text, attr)
+            except PortError:
+                continue
+            if key is None:
+                literals.add(attr)
+            else:
+                remapping[attr] = key
+        child = self.new_scope(parent=scope, remapping=remapping, autoremap=autoremap, literals=literals)
+        for attr in literals:
+            self.writes.add((child.ident, attr))
+        self.walk_tree(element.attrib.get("ID", "").strip(), child, stack)
+
+
+def unwritten_reads(trees: dict[str, Element], roots: Iterable[str], registry: NodeRegistry,
+                    provided: Iterable[str] = ()) -> list[TreeWarning]:
+    """Warnings for ``{key}`` inputs of the trees ``roots`` (each run on a root blackboard
+    holding ``provided``) whose entry nothing writes; one per (file, line, key)."""
+    warnings: dict[tuple[str, int, str], TreeWarning] = {}
+    provided = list(provided)
+    for tree_id in roots:
+        walker = _Walker(trees, registry)
+        root = walker.new_scope()
+        walker.writes.update((root.ident, key) for key in provided)
+        walker.walk_tree(tree_id, root, ())
+        for read in walker.reads:
+            if read.entry in walker.writes:
+                continue
+            where = (read.element.file, read.element.line, read.key)
+            warnings.setdefault(where, TreeWarning(
+                f"blackboard entry {read.key!r} is read but never written (it must come from the scenario)",
+                read.element.file, read.element.line))
+    return sorted(warnings.values(), key=lambda w: (w.file or "", w.line or 0, w.message))
+
+
+def root_trees(root: Element | None, trees: dict[str, Element], path: str) -> list[str]:
+    """The trees a file runs on its own: main_tree_to_execute, else the file's only tree,
+    else every tree the file itself defines (a file of subtrees)."""
+    main = root.attrib.get("main_tree_to_execute", "").strip() if root is not None else ""
+    if main:
+        return [main] if main in trees else []
+    own = [tree_id for tree_id, element in trees.items() if element.file == path]
+    return own if own else list(trees)
