@@ -25,8 +25,8 @@ Clips:
   the feet (and knees) is on the floor, and the pelvis is shifted horizontally so that the feet
   stay where they stood in the rest pose (precomputed tables, interpolated at run time).
 
-``python -m hri.actor.animation docs/images`` renders a contact sheet (start, middle, end) of
-every clip to ``clip_<name>.png``.
+The body in PyBullet is :mod:`hri.actor.body`; rotation helpers are in
+:mod:`hri.actor.quaternions`; ``python -m hri.actor.pictures docs/images`` draws the clips.
 """
 
 from __future__ import annotations
@@ -34,18 +34,16 @@ from __future__ import annotations
 import importlib.resources
 import json
 import math
-import struct
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pybullet
 import pybullet_data
 import yaml
 from defusedxml import ElementTree
 
-from hri.quiet import c_output_silenced
+from hri.actor.quaternions import (Q_IDENTITY, Q_MODEL_TO_WORLD, model_to_person, person_euler, person_to_model,
+                                   qaxis, qconj, qmatrix, qmul, qslerp, qyaw, smoothstep)
 
 SCALE = 0.25
 URDF_PATH = "humanoid/humanoid.urdf"
@@ -62,10 +60,7 @@ DEEPMIMIC_ORDER = ("chest", "neck", "right_hip", "right_knee", "right_ankle", "r
                    "right_elbow", "left_hip", "left_knee", "left_ankle", "left_shoulder",
                    "left_elbow")
 
-_S2 = math.sqrt(0.5)
-Q_IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 #: Model (Y-up, z right) -> person/world (Z-up, y left): +90 degrees about x.
-Q_MODEL_TO_WORLD = np.array([_S2, 0.0, 0.0, _S2])
 
 # Foot: the ankle link's box (centre, half extents, model units before scaling).
 _FOOT_CENTRE = np.array([0.18, -0.09, 0.0])
@@ -77,99 +72,6 @@ FOOT_SOLE = SCALE * np.array([0.18, -0.09 - 0.11, 0.0])
 # Knee: the top sphere of the shin capsule (centre in the knee link frame, radius).
 _KNEE_CENTRE = SCALE * np.array([0.0, -0.18, 0.0])
 _KNEE_RADIUS = SCALE * 0.2
-
-
-# --------------------------------------------------------------------------- quaternions
-def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product of (..., 4) quaternions ``(x, y, z, w)``."""
-    ax, ay, az, aw = np.moveaxis(np.asarray(a, float), -1, 0)
-    bx, by, bz, bw = np.moveaxis(np.asarray(b, float), -1, 0)
-    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz], axis=-1)
-
-
-def qconj(q: np.ndarray) -> np.ndarray:
-    q = np.asarray(q, float)
-    return q * np.array([-1.0, -1.0, -1.0, 1.0])
-
-
-def qaxis(axis, angle: float) -> np.ndarray:
-    axis = np.asarray(axis, float)
-    return np.array([*(axis * math.sin(angle / 2.0)), math.cos(angle / 2.0)])
-
-
-def qyaw(yaw: float) -> np.ndarray:
-    return np.array([0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)])
-
-
-def qrotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate vectors (..., 3) by one quaternion."""
-    return np.asarray(v, float) @ qmatrix(q).T
-
-
-def qmatrix(q: np.ndarray) -> np.ndarray:
-    x, y, z, w = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
-def qslerp(a: np.ndarray, b: np.ndarray, t) -> np.ndarray:
-    """Spherical interpolation of (..., 4) quaternion arrays, t scalar or (...)."""
-    a = np.asarray(a, float)
-    b = np.asarray(b, float)
-    t = np.asarray(t, float)[..., None] if np.ndim(t) else float(t)
-    dot = np.sum(a * b, axis=-1, keepdims=True)
-    b = np.where(dot < 0.0, -b, b)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    sin = np.sin(theta)
-    small = sin < 1e-6
-    safe = np.where(small, 1.0, sin)
-    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
-    wb = np.where(small, t, np.sin(t * theta) / safe)
-    out = wa * a + wb * b
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
-
-
-def quaternion_yaw(q: np.ndarray) -> float:
-    x, y, z, w = q
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-
-
-def wrap_angle(a: float) -> float:
-    return (a + math.pi) % (2.0 * math.pi) - math.pi
-
-
-def person_euler(rotation: dict | None) -> np.ndarray:
-    """Quaternion in the person's frame from ``{forward: deg, left: deg, up: deg}``.
-
-    Right-hand rule about each axis, applied in the order forward, left, up (extrinsic).
-    """
-    rotation = rotation or {}
-    unknown = set(rotation) - {"forward", "left", "up"}
-    if unknown:
-        raise ValueError(f"unknown rotation axes {sorted(unknown)} (use forward, left, up)")
-    q = Q_IDENTITY
-    for name, axis in (("forward", (1, 0, 0)), ("left", (0, 1, 0)), ("up", (0, 0, 1))):
-        q = qmul(qaxis(axis, math.radians(float(rotation.get(name, 0.0)))), q)
-    return q
-
-
-def person_to_model(q_person: np.ndarray) -> np.ndarray:
-    """A rotation given in the person's axes, expressed in the model's (Y-up) joint axes."""
-    return qmul(qmul(qconj(Q_MODEL_TO_WORLD), q_person), Q_MODEL_TO_WORLD)
-
-
-def model_to_person(q_model: np.ndarray) -> np.ndarray:
-    return qmul(qmul(Q_MODEL_TO_WORLD, q_model), qconj(Q_MODEL_TO_WORLD))
-
-
-def smoothstep(x: float) -> float:
-    x = min(1.0, max(0.0, x))
-    return x * x * (3.0 - 2.0 * x)
 
 
 # --------------------------------------------------------------------------- pose
@@ -526,137 +428,3 @@ class ClipLibrary:
         if self.REST in self._clips:
             return self._clips[self.REST].end_pose()
         return BodyPose.rest()
-
-
-# --------------------------------------------------------------------------- the body
-class HumanoidBody:
-    """The humanoid loaded kinematically into one PyBullet client."""
-
-    def __init__(self, client: int):
-        self.client = client
-        with c_output_silenced():  # the URDF lacks joint axes for ball joints: harmless warnings
-            self.body_id = pybullet.loadURDF(
-                str(data_path(URDF_PATH)), [0, 0, 0], [0, 0, 0, 1], globalScaling=SCALE,
-                useFixedBase=True, flags=pybullet.URDF_MAINTAIN_LINK_ORDER, physicsClientId=client)
-        self.joint_index: dict[str, int] = {}
-        for j in range(pybullet.getNumJoints(self.body_id, physicsClientId=client)):
-            info = pybullet.getJointInfo(self.body_id, j, physicsClientId=client)
-            self.joint_index[info[1].decode()] = j
-        for link in range(-1, len(self.joint_index)):
-            pybullet.setCollisionFilterGroupMask(self.body_id, link, 0, 0, physicsClientId=client)
-            pybullet.changeDynamics(self.body_id, link, linearDamping=0.0, angularDamping=0.0,
-                                    physicsClientId=client)
-        self._switch_off_joint_motors()
-        self._indices = ([self.joint_index[n] for n in BALL_JOINTS]
-                         + [self.joint_index[n] for n in HINGE_JOINTS])
-        self._zero_vel = [[0.0, 0.0, 0.0]] * len(BALL_JOINTS) + [[0.0]] * len(HINGE_JOINTS)
-        self._ankles = [self.joint_index["left_ankle"], self.joint_index["right_ankle"]]
-
-    def _switch_off_joint_motors(self) -> None:
-        """PyBullet gives every joint a default motor; the ball-joint motors alone cost ~150 us
-        per physics step. The body is posed kinematically every step, so it needs none."""
-        for j in self.joint_index.values():
-            kind = pybullet.getJointInfo(self.body_id, j, physicsClientId=self.client)[2]
-            if kind == pybullet.JOINT_SPHERICAL:
-                pybullet.setJointMotorControlMultiDof(self.body_id, j, pybullet.POSITION_CONTROL,
-                                                      targetPosition=[0, 0, 0, 1], force=[0, 0, 0],
-                                                      physicsClientId=self.client)
-            elif kind == pybullet.JOINT_REVOLUTE:
-                pybullet.setJointMotorControl2(self.body_id, j, pybullet.VELOCITY_CONTROL, force=0,
-                                               physicsClientId=self.client)
-
-    def apply(self, pose: BodyPose, x: float, y: float, heading: float) -> tuple[np.ndarray, np.ndarray]:
-        """Place the body: the person stands at (x, y) facing ``heading``.
-
-        Returns the pelvis (base) world position and the base orientation.
-        """
-        q_heading = qyaw(heading)
-        position = np.array([x, y, 0.0]) + qrotate(q_heading, pose.root)
-        orientation = qmul(qmul(q_heading, pose.root_rotation), Q_MODEL_TO_WORLD)
-        pybullet.resetBasePositionAndOrientation(self.body_id, position.tolist(),
-                                                 orientation.tolist(), physicsClientId=self.client)
-        targets = [list(q) for q in pose.balls] + [[float(a)] for a in pose.hinges]
-        pybullet.resetJointStatesMultiDof(self.body_id, self._indices, targets, self._zero_vel,
-                                          physicsClientId=self.client)
-        return position, orientation
-
-    def foot_positions(self) -> tuple[np.ndarray, np.ndarray]:
-        """World positions of the left and right soles' centres (from PyBullet's kinematics)."""
-        states = pybullet.getLinkStates(self.body_id, self._ankles, computeForwardKinematics=1,
-                                        physicsClientId=self.client)
-        out = []
-        for state in states:
-            pos, orn = np.array(state[4]), np.array(state[5])
-            out.append(pos + qrotate(orn, FOOT_SOLE))
-        return out[0], out[1]
-
-    def remove(self) -> None:
-        pybullet.removeBody(self.body_id, physicsClientId=self.client)
-
-
-# --------------------------------------------------------------------------- pictures
-def write_png(path: Path, rgb: np.ndarray) -> None:
-    """Write an (h, w, 3) uint8 image as PNG (no imaging library needed)."""
-    rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
-    h, w, _ = rgb.shape
-    raw = b"".join(b"\0" + rgb[row].tobytes() for row in range(h))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
-    Path(path).write_bytes(png)
-
-
-def render_pose(client: int, body: HumanoidBody, pose: BodyPose, eye, size=(240, 320)) -> np.ndarray:
-    """Render a pose of a person standing at the origin facing +x, camera at ``eye``."""
-    body.apply(pose, 0.0, 0.0, 0.0)
-    w, h = size
-    view = pybullet.computeViewMatrix(eye, [0.1, 0.0, 0.7], [0.0, 0.0, 1.0],
-                                      physicsClientId=client)
-    proj = pybullet.computeProjectionMatrixFOV(45.0, w / h, 0.1, 10.0, physicsClientId=client)
-    img = pybullet.getCameraImage(w, h, view, proj, renderer=pybullet.ER_TINY_RENDERER,
-                                  physicsClientId=client)
-    return np.reshape(np.array(img[2], dtype=np.uint8), (h, w, 4))[:, :, :3]
-
-
-def render_contact_sheets(out_dir: Path, library: ClipLibrary | None = None) -> list[Path]:
-    """Render each clip at start, middle and end: right side view (top row), 3/4 front (bottom).
-
-    The walk cycle is shown at phases 0, 1/4 and 1/2.
-    """
-    library = library or ClipLibrary.default()
-    client = pybullet.connect(pybullet.DIRECT)
-    try:
-        pybullet.loadURDF(str(data_path("plane.urdf")), physicsClientId=client)
-        body = HumanoidBody(client)
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name in library.names():
-            clip = library.get(name)
-            times = [0.0, clip.duration / 2.0, clip.duration]
-            if isinstance(clip, WalkClip):
-                times = [0.0, clip.duration / 4.0, clip.duration / 2.0]
-            rows = []
-            for eye in ([0.1, -3.3, 0.9], [2.4, -2.4, 1.2]):  # right side; 3/4 front-right
-                tiles = [render_pose(client, body, clip.sample(t), eye) for t in times]
-                sep = np.full((tiles[0].shape[0], 4, 3), 40, np.uint8)
-                rows.append(np.concatenate([x for tile in tiles for x in (tile, sep)][:-1], axis=1))
-            sheet = np.concatenate([rows[0], np.full((4, rows[0].shape[1], 3), 40, np.uint8),
-                                    rows[1]], axis=0)
-            path = out_dir / f"clip_{name}.png"
-            write_png(path, sheet)
-            written.append(path)
-        return written
-    finally:
-        pybullet.disconnect(client)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    import sys
-
-    for p in render_contact_sheets(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/images")):
-        print(p)

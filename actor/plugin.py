@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hri.actor.animation import (BodyPose, ClipLibrary, HumanoidBody, blend, smoothstep,
-                                 wrap_angle)
+from hri.actor.animation import BodyPose, ClipLibrary, blend
+from hri.actor.body import HumanoidBody
+from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.geometry import Pose
 

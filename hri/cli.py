@@ -43,9 +43,9 @@ def _build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                           help=plugin_help)
 
-    convert = sub.add_parser("convert", help="write an XML tree file as YAML")
+    convert = sub.add_parser("convert", help="write a tree file in the other format (XML <-> YAML)")
     convert.add_argument("file", type=Path)
-    convert.add_argument("-o", "--output", type=Path, help="where to write (default: beside it, .yaml)")
+    convert.add_argument("-o", "--output", type=Path, help="where to write (default: beside it, other suffix)")
 
     nodes = sub.add_parser("nodes", help="list every node type with its ports")
     nodes.add_argument("--xml", action="store_true",

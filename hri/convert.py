@@ -1,7 +1,9 @@
-"""``hri convert``: write a tree file in the other format (XML -> YAML).
+"""``hri convert``: write a tree file in the other format (XML <-> YAML).
 
-The YAML keeps the XML's nodes, ports, structure and its leading comments; includes of
-``.xml`` files become includes of their ``.yaml`` forms.
+Both directions keep the nodes, ports and structure; includes are pointed at the other
+format's file of the same name. XML -> YAML keeps the XML's leading comments. YAML -> XML
+writes BehaviorTree.CPP v4 XML as Groot2 writes it, with a ``<TreeNodesModel>`` of the
+project's own nodes the file uses, so Groot2 shows their ports.
 """
 
 from __future__ import annotations
@@ -10,8 +12,11 @@ import re
 import textwrap
 from pathlib import Path
 
+import xml.etree.ElementTree as ET
+
+from hri.bt.tree_files import Element
 from hri.bt.xml_loader import parse_xml
-from hri.bt.yaml_format import dump_yaml
+from hri.bt.yaml_format import dump_yaml, parse_yaml
 from hri.errors import HriError
 
 
@@ -28,12 +33,49 @@ def xml_to_yaml(source: Path) -> str:
     return dump_yaml(parse_xml(data, str(source)), header=header, include_suffix=".yaml")
 
 
+def yaml_to_xml(source: Path) -> str:
+    from hri.bt.catalogue import tree_nodes_model
+    from hri.bt.factory import default_registry
+
+    try:
+        data = source.read_bytes()
+    except OSError as err:
+        raise HriError(f"cannot read: {err.strerror}", str(source)) from None
+    parsed = parse_yaml(data, str(source))
+    root = _to_etree(parsed)
+    used = {e.tag for e in _walk(parsed)}
+    model = tree_nodes_model(default_registry(), only=used).find("TreeNodesModel")
+    if len(model):
+        root.append(model)
+    ET.indent(root, space="  ")
+    comment = f"<!-- The XML form of {source.name} (the same tree; see docs/trees.md). -->"
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + comment + "\n" + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _to_etree(element: Element) -> ET.Element:
+    attrib = dict(element.attrib)
+    if element.tag == "include" and "path" in attrib:
+        attrib["path"] = str(Path(attrib["path"]).with_suffix(".xml"))
+    node = ET.Element(element.tag, attrib)
+    node.extend(_to_etree(child) for child in element.children)
+    return node
+
+
+def _walk(element: Element):
+    yield element
+    for child in element.children:
+        yield from _walk(child)
+
+
 def convert_file(source: Path, target: Path | None) -> Path:
-    """Convert ``source`` (.xml) to YAML at ``target`` (default: beside it, .yaml)."""
-    if source.suffix.lower() != ".xml":
-        raise HriError("only XML trees can be converted so far (to YAML)", str(source))
-    target = target or source.with_suffix(".yaml")
-    text = xml_to_yaml(source)
+    """Convert ``source`` to the other format at ``target`` (default: beside it)."""
+    suffix = source.suffix.lower()
+    if suffix == ".xml":
+        target, text = target or source.with_suffix(".yaml"), xml_to_yaml(source)
+    elif suffix in (".yaml", ".yml"):
+        target, text = target or source.with_suffix(".xml"), yaml_to_xml(source)
+    else:
+        raise HriError("a tree file ends in .xml, .yaml or .yml", str(source))
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(target)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pybullet as p
 
-from hri.actor.animation import write_png
+from hri.png import write_png
 
 
 def render(client: int, target: tuple[float, float, float], distance: float, yaw: float, pitch: float,

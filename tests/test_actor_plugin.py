@@ -9,8 +9,8 @@ import numpy as np
 import pybullet
 import pytest
 
-from hri.actor.animation import (FOOT_CORNERS, ClipLibrary, KeyframeClip, WalkClip, pose_distance,
-                                 qrotate)
+from hri.actor.animation import FOOT_CORNERS, ClipLibrary, KeyframeClip, WalkClip, pose_distance
+from hri.actor.quaternions import qrotate
 from hri.actor.plugin import ActorPlugin
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.geometry import Pose

@@ -380,3 +380,32 @@ def test_entry_point_plugins_load_once(tmp_path, monkeypatch):
     monkeypatch.setattr(plugins, "_entry_points", lambda group: [EntryPoint("bad", "no_such_ep_module", group)])
     with pytest.raises(HriError, match="plugin entry point 'bad' .*cannot import"):
         load_entry_point_plugins(default_registry())
+
+
+def test_convert_yaml_to_xml_gives_the_same_tree_with_node_models(tmp_path):
+    """`hri convert x.yaml` writes BehaviorTree.CPP XML (what Groot2 opens) with the same
+    structure as the shipped XML, and a <TreeNodesModel> of the project's nodes it uses."""
+    from hri.bt.tree_files import structure
+    from hri.bt.xml_loader import parse_xml
+
+    trees = Path(__file__).parent.parent / "trees"
+    for source in sorted(trees.glob("*.yaml")):
+        copy = tmp_path / source.name
+        copy.write_text(source.read_text())
+        result = hri("convert", str(copy))
+        assert result.returncode == 0, result.stderr
+        written = copy.with_suffix(".xml")
+        document = ET.parse(written).getroot()
+        models = {e.get("ID") for e in document.iter() if e.tag in ("Action", "Condition", "Control", "Decorator")}
+        used = {e.tag for e in document.iter()} - {"root", "include", "BehaviorTree", "SubTree", "TreeNodesModel",
+                                                   "Action", "Condition", "Control", "Decorator", "input_port",
+                                                   "output_port", "inout_port"}
+        custom = {"GenerateXYPose", "InAreaTest", "OffsetPose", "InterruptableSequence", "WeightedRandom",
+                  "ActorAnimation", "ActorMovement", "RobotMove", "SetRobotVelocity", "SetGripper", "FindPart",
+                  "GrabPart", "ReleasePart", "AmICalled", "SetCalledTo", "RandomFailure"}
+        assert used & custom <= models, source.name
+        assert ("TreeNodesModel" in {e.tag for e in document}) == bool(used & custom)
+        ours = parse_xml(written.read_bytes(), str(written))
+        original = parse_xml((trees / source.with_suffix(".xml").name).read_bytes(), "x")
+        strip = lambda s: tuple(c for c in s[2] if c[0] != "TreeNodesModel")  # noqa: E731
+        assert strip(structure(ours)) == strip(structure(original)), source.name

@@ -143,12 +143,14 @@ def format_catalogue(registry: NodeRegistry, width: int = 100) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def tree_nodes_model(registry: NodeRegistry, include_builtin: bool = False) -> ET.Element:
-    """``<root BTCPP_format="4"><TreeNodesModel>...`` as an ElementTree element."""
+def tree_nodes_model(registry: NodeRegistry, include_builtin: bool = False,
+                     only: set[str] | None = None) -> ET.Element:
+    """``<root BTCPP_format="4"><TreeNodesModel>...`` as an ElementTree element (``only``: just
+    these node IDs)."""
     root = ET.Element("root", {"BTCPP_format": "4"})
     model = ET.SubElement(root, "TreeNodesModel")
     for entry in catalogue(registry):
-        if entry.builtin and not include_builtin:
+        if (entry.builtin and not include_builtin) or (only is not None and entry.node_id not in only):
             continue
         node = ET.SubElement(model, MODEL_TAGS[entry.kind], {"ID": entry.node_id})
         for port in entry.ports:

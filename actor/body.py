@@ -1,0 +1,79 @@
+"""The person's body in PyBullet: the humanoid loaded kinematically and posed every step.
+
+It collides with nothing (group 0, mask 0) but ``getClosestPoints`` against it still works;
+its joint motors are switched off, so posing it is all it costs the physics step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet
+
+from hri.actor.animation import BALL_JOINTS, FOOT_SOLE, HINGE_JOINTS, SCALE, URDF_PATH, BodyPose, data_path
+from hri.actor.quaternions import Q_MODEL_TO_WORLD, qmul, qrotate, qyaw
+from hri.quiet import c_output_silenced
+
+
+class HumanoidBody:
+    """The humanoid loaded kinematically into one PyBullet client."""
+
+    def __init__(self, client: int):
+        self.client = client
+        with c_output_silenced():  # the URDF lacks joint axes for ball joints: harmless warnings
+            self.body_id = pybullet.loadURDF(
+                str(data_path(URDF_PATH)), [0, 0, 0], [0, 0, 0, 1], globalScaling=SCALE,
+                useFixedBase=True, flags=pybullet.URDF_MAINTAIN_LINK_ORDER, physicsClientId=client)
+        self.joint_index: dict[str, int] = {}
+        for j in range(pybullet.getNumJoints(self.body_id, physicsClientId=client)):
+            info = pybullet.getJointInfo(self.body_id, j, physicsClientId=client)
+            self.joint_index[info[1].decode()] = j
+        for link in range(-1, len(self.joint_index)):
+            pybullet.setCollisionFilterGroupMask(self.body_id, link, 0, 0, physicsClientId=client)
+            pybullet.changeDynamics(self.body_id, link, linearDamping=0.0, angularDamping=0.0,
+                                    physicsClientId=client)
+        self._switch_off_joint_motors()
+        self._indices = ([self.joint_index[n] for n in BALL_JOINTS]
+                         + [self.joint_index[n] for n in HINGE_JOINTS])
+        self._zero_vel = [[0.0, 0.0, 0.0]] * len(BALL_JOINTS) + [[0.0]] * len(HINGE_JOINTS)
+        self._ankles = [self.joint_index["left_ankle"], self.joint_index["right_ankle"]]
+
+    def _switch_off_joint_motors(self) -> None:
+        """PyBullet gives every joint a default motor; the ball-joint motors alone cost ~150 us
+        per physics step. The body is posed kinematically every step, so it needs none."""
+        for j in self.joint_index.values():
+            kind = pybullet.getJointInfo(self.body_id, j, physicsClientId=self.client)[2]
+            if kind == pybullet.JOINT_SPHERICAL:
+                pybullet.setJointMotorControlMultiDof(self.body_id, j, pybullet.POSITION_CONTROL,
+                                                      targetPosition=[0, 0, 0, 1], force=[0, 0, 0],
+                                                      physicsClientId=self.client)
+            elif kind == pybullet.JOINT_REVOLUTE:
+                pybullet.setJointMotorControl2(self.body_id, j, pybullet.VELOCITY_CONTROL, force=0,
+                                               physicsClientId=self.client)
+
+    def apply(self, pose: BodyPose, x: float, y: float, heading: float) -> tuple[np.ndarray, np.ndarray]:
+        """Place the body: the person stands at (x, y) facing ``heading``.
+
+        Returns the pelvis (base) world position and the base orientation.
+        """
+        q_heading = qyaw(heading)
+        position = np.array([x, y, 0.0]) + qrotate(q_heading, pose.root)
+        orientation = qmul(qmul(q_heading, pose.root_rotation), Q_MODEL_TO_WORLD)
+        pybullet.resetBasePositionAndOrientation(self.body_id, position.tolist(),
+                                                 orientation.tolist(), physicsClientId=self.client)
+        targets = [list(q) for q in pose.balls] + [[float(a)] for a in pose.hinges]
+        pybullet.resetJointStatesMultiDof(self.body_id, self._indices, targets, self._zero_vel,
+                                          physicsClientId=self.client)
+        return position, orientation
+
+    def foot_positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """World positions of the left and right soles' centres (from PyBullet's kinematics)."""
+        states = pybullet.getLinkStates(self.body_id, self._ankles, computeForwardKinematics=1,
+                                        physicsClientId=self.client)
+        out = []
+        for state in states:
+            pos, orn = np.array(state[4]), np.array(state[5])
+            out.append(pos + qrotate(orn, FOOT_SOLE))
+        return out[0], out[1]
+
+    def remove(self) -> None:
+        pybullet.removeBody(self.body_id, physicsClientId=self.client)
