@@ -37,6 +37,9 @@ from hri.stats import EventLog, RunStats
 from hri.world import build_static_scene, build_world, draw_zones
 
 
+TRAJECTORY_PERIOD_S = 0.1  # trajectory.csv: one row per 0.1 simulated seconds
+
+
 class CalledFlag:
     """Whether the robot is calling the person: the state both trees share (IsCalled, SetCalledTo)."""
 
@@ -77,6 +80,8 @@ class Simulation:
         self.dt = 1.0 / scenario.sim("physics_rate_hz")
         self.tree_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("tree_rate_hz")))
         self.step_count = 0
+        self.trajectory_every = max(1, round(scenario.sim("physics_rate_hz") * TRAJECTORY_PERIOD_S))
+        self.trajectory: list[tuple] = []
         self.events = EventLog()
         self.stats = RunStats(scenario.name, self.seed)
         self.client: int | None = None
@@ -196,7 +201,12 @@ class Simulation:
         self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
         self.step_count += 1
-        self.monitor.step(self.now(), self.plugin.pose)
+        person = self.plugin.pose
+        self.monitor.step(self.now(), person)
+        if self.step_count % self.trajectory_every == 0:
+            self.trajectory.append((round(self.now(), 6), person.x, person.y, person.yaw, self.monitor.zone,
+                                    self.robot.velocity_fraction, self.robot.joint_speed_fraction(),
+                                    self.robot.fastest_point_speed(), self.monitor.last_separation))
 
     def run(self, duration_s: float) -> dict[str, Any]:
         """Run for ``duration_s`` simulated seconds; return the statistics object.
@@ -261,5 +271,5 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool
             stats = sim.run(duration_s)
         finally:  # also a run that failed leaves what it has, marked "complete": false
             if out_dir is not None:
-                write_run(out_dir, sim.stats.as_dict(), sim.events)
+                write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory)
     return stats

@@ -107,6 +107,8 @@ class RunStats:
 
 
 WALL_CLOCK_KEYS = ("wall_time_s", "real_time_factor")
+TRAJECTORY_COLUMNS = ("t", "person_x", "person_y", "person_yaw", "zone", "robot_velocity_fraction",
+                      "robot_speed_fraction", "robot_fastest_point_m_s", "separation_m")
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -120,11 +122,20 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog) -> None:
-    """Write ``events.jsonl`` then ``stats.json`` (the latter last: its presence means done)."""
+def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog,
+              trajectory: list[tuple] | None = None) -> None:
+    """Write ``trajectory.csv``, ``events.jsonl``, then ``stats.json`` (last: its presence means
+    the run's files are complete)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    if trajectory is not None:
+        rows = [",".join(TRAJECTORY_COLUMNS)] + [",".join(_csv(v) for v in row) for row in trajectory]
+        _write_atomic(out_dir / "trajectory.csv", "\n".join(rows) + "\n")
     _write_atomic(out_dir / "events.jsonl", events.to_jsonl())
     _write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
+
+
+def _csv(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def format_table(stats: dict[str, Any]) -> str:

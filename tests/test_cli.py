@@ -42,6 +42,9 @@ def test_run_json_has_every_statistic_and_writes_files(tmp_path):
     events = [json.loads(line) for line in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     assert events[0]["event"] == "run_started" and all("t" in e and "event" in e for e in events)
     assert any(e["event"] == "person_action_finished" for e in events)
+    trajectory = (tmp_path / "run" / "trajectory.csv").read_text().splitlines()
+    assert trajectory[0].startswith("t,person_x,person_y") and len(trajectory) == 1 + 600  # 10 Hz
+    assert {line.split(",")[4] for line in trajectory[1:]} <= {"safe", "warning", "stop"}
 
 
 TREES = {
