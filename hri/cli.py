@@ -1,4 +1,4 @@
-"""The ``hri`` command line: ``run``, ``validate``, ``convert``, ``nodes``, ``render``.
+"""The ``hri`` command line: ``run``, ``batch``, ``validate``, ``convert``, ``nodes``, ``render``.
 
 See ``interfaces.md`` and ``docs/trees.md`` ("Authoring tools").
 
@@ -37,6 +37,19 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a scenario parameter by its dotted key (repeatable)")
 
+    batch = sub.add_parser("batch", help="many seeded runs over a parameter sweep (resumable; docs/batch.md)")
+    batch.add_argument("scenario", help="preset name (coexistence) or path to a scenario .yaml")
+    batch.add_argument("--runs", type=int, required=True, help="seeded runs per configuration")
+    batch.add_argument("--duration", type=float, required=True, help="simulated seconds per run")
+    batch.add_argument("--workers", type=int, help="parallel runs (default: the number of CPUs)")
+    batch.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="local worker processes (default) or Ray tasks")
+    batch.add_argument("--address", help="with --backend ray: the Ray cluster to join (default: a local one)")
+    batch.add_argument("--seed", type=int, default=0, help="seed the runs' seeds derive from (default 0)")
+    batch.add_argument("--set", dest="sweep", action="append", default=[], metavar="KEY=V1,V2,...",
+                       help="sweep a scenario parameter over values (repeatable: cross product)")
+    batch.add_argument("--out", type=Path, required=True, help="the batch directory (resumes if it exists)")
+
     plugin_help = "a node module (name or .py path) registering extra nodes (repeatable)"
     validate = sub.add_parser("validate", help="check tree and scenario files")
     validate.add_argument("files", nargs="+", type=Path)
@@ -66,7 +79,20 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="draw each SubTree as a single box")
     render.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                         help=plugin_help)
+
+    stats = sub.add_parser("stats", help="statistics of a run directory or a batch directory")
+    stats.add_argument("dir", type=Path, help="a run's --out folder or a batch folder")
+    stats.add_argument("--plots", action="store_true", help="also write PNG figures into DIR/plots/")
+    stats.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table",
+                       help="output format (default: an aligned text table)")
     return parser
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from hri.report import stats_command
+
+    print(stats_command(args.dir, args.format, args.plots))
+    return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -87,6 +113,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         print(format_table(stats))
     return 0
+
+
+def _cmd_batch(args: argparse.Namespace) -> int:
+    import shlex
+
+    from hri.batch import run_batch
+
+    if args.address and args.backend != "ray":
+        raise HriError("--address: only with --backend ray")
+    command = ["hri", "batch", args.scenario, "--runs", str(args.runs), "--duration", f"{args.duration:g}",
+               "--seed", str(args.seed)] + [a for s in args.sweep for a in ("--set", s)] + ["--out", str(args.out)]
+    return run_batch(args.scenario, args.runs, args.duration, args.out, seed=args.seed, sets=args.sweep,
+                     workers=args.workers, backend=args.backend, address=args.address,
+                     resume_hint=shlex.join(command))
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -136,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     from hri.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()  # keeps stdout clean for --json
-    handlers = {"run": _cmd_run, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
-                "render": _cmd_render}
+    handlers = {"run": _cmd_run, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
+                "render": _cmd_render, "stats": _cmd_stats}
     try:
         return handlers[args.command](args)
     except HriError as err:

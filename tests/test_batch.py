@@ -1,0 +1,182 @@
+"""``hri batch``: layout, seeds, results.parquet, resume after SIGINT and SIGKILL, failing
+runs, worker scaling (printed only), and the Ray backend (marker ``ray``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hri.batch import build_results, parse_sweep, run_seeds, split_top_level
+from hri.cli import main
+from hri.stats import WALL_CLOCK_KEYS
+
+HRI = [sys.executable, "-m", "hri.cli"]
+AREAS_OK = ("{table_left: [[0.5,0.55],[1.0,0.55],[1.0,1.0],[0.5,1.0]], "
+            "table_right: [[1.6,0.55],[2.1,0.55],[2.1,1.0],[1.6,1.0]], "
+            "inspection_area: [[0.6,1.8],[2.2,1.8],[2.2,2.2],[0.6,2.2]]}")
+AREAS_BROKEN = "{inspection_area: [[0.6,1.8],[2.2,1.8],[2.2,2.2],[0.6,2.2]]}"  # the robot tree reads table_right
+
+
+def _run_dirs(out: Path) -> list[str]:
+    runs = out / "runs"
+    return sorted(d.name for d in runs.iterdir() if not d.name.startswith(".")) if runs.is_dir() else []
+
+
+def _parquet(out: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(out / "results.parquet").to_pylist()
+
+
+def test_split_and_sweep_parsing() -> None:
+    assert split_top_level("0.1,0.25") == ["0.1", "0.25"]
+    assert split_top_level("[[0,0],[2,0],[2,2],[0,2]]") == ["[[0,0],[2,0],[2,2],[0,2]]"]
+    assert split_top_level("'a,b',{x: 1, y: 2},\"c,d\"") == ["'a,b'", "{x: 1, y: 2}", '"c,d"']
+    assert parse_sweep(["a.b=1,2", "c=[1,2]"]) == {"a.b": ["1", "2"], "c": ["[1,2]"]}
+
+
+def test_seeds_are_common_random_numbers() -> None:
+    seeds = run_seeds(7, 3)
+    assert seeds == [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(7).spawn(3)]
+    assert len(set(seeds)) == 3
+
+
+def test_small_sweep_layout_and_results(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "b"
+    rc = main(["batch", "coexistence", "--runs", "2", "--duration", "5", "--workers", "2", "--seed", "3",
+               "--set", "robot.reduced_velocity=0.1,0.25", "--out", str(out)])
+    assert rc == 0
+    batch = json.loads((out / "batch.json").read_text())
+    assert batch["scenario"] == "coexistence" and batch["duration_s"] == 5.0 and batch["seed"] == 3
+    assert batch["runs"] == 2 and batch["sweep"] == {"robot.reduced_velocity": [0.1, 0.25]}
+    assert batch["configs"] == [{"id": "c000", "overrides": {"robot.reduced_velocity": 0.1}},
+                                {"id": "c001", "overrides": {"robot.reduced_velocity": 0.25}}]
+    assert _run_dirs(out) == ["c000-r0000", "c000-r0001", "c001-r0000", "c001-r0001"]
+    seeds = run_seeds(3, 2)
+    for rid in _run_dirs(out):
+        run = json.loads((out / "runs" / rid / "run.json").read_text())
+        config, k = int(rid[1:4]), int(rid[-4:])
+        assert set(run) == {"run_id", "config_id", "overrides", "seed", "run_index", "status", "error",
+                            "wall_time_s"}
+        assert run["run_id"] == rid and run["config_id"] == f"c{config:03d}" and run["run_index"] == k
+        assert run["seed"] == seeds[k] and run["status"] == "ok" and run["error"] is None
+        assert run["overrides"] == batch["configs"][config]["overrides"]
+        for name in ("stats.json", "events.jsonl", "trajectory.csv"):
+            assert (out / "runs" / rid / name).is_file()
+        assert json.loads((out / "runs" / rid / "stats.json").read_text())["seed"] == seeds[k]
+    rows = _parquet(out)
+    assert [r["run_id"] for r in rows] == _run_dirs(out)
+    assert {r["set.robot.reduced_velocity"] for r in rows} == {"0.1", "0.25"}
+    for column in ("config_id", "run_index", "seed", "status", "error", "zone_time_s.safe",
+                   "robot_time_s.full", "zone_entries.stop", "parts.delivered", "min_separation_m"):
+        assert column in rows[0]
+    assert rows[0]["seed"] == rows[2]["seed"] != rows[1]["seed"]
+    # a second start with the same arguments skips everything; a different one refuses
+    capsys.readouterr()
+    assert main(["batch", "coexistence", "--runs", "2", "--duration", "5", "--seed", "3",
+                 "--set", "robot.reduced_velocity=0.1,0.25", "--out", str(out)]) == 0
+    assert "skipping 4 already finished" in capsys.readouterr().out
+    assert main(["batch", "coexistence", "--runs", "3", "--duration", "5", "--seed", "3",
+                 "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"--out {out}: holds a different batch (") and "\n" not in err
+    build_results(out)  # the stats engineer's entry point
+    assert len(_parquet(out)) == 4
+
+
+def _interrupt_and_resume(tmp_path: Path, sig: int) -> None:
+    out = tmp_path / "b"
+    cmd = HRI + ["batch", "coexistence", "--runs", "4", "--duration", "5", "--workers", "1",
+                 "--set", "robot.reduced_velocity=0.1,0.25", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(_run_dirs(out)) < 4 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    if sig == signal.SIGINT:  # Ctrl-C on a terminal: the whole process group gets it
+        os.killpg(proc.pid, sig)
+    else:  # the batch process alone is killed; its workers must not outlive it for long
+        os.kill(proc.pid, sig)
+    output, _ = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, output
+        assert "interrupted" in output and "resume with hri batch coexistence" in output
+    done_before = len(_run_dirs(out))
+    assert 4 <= done_before < 8, output
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    skipped = int(re.search(r"skipping (\d+) already finished", again.stdout).group(1))
+    assert skipped >= done_before
+    assert _run_dirs(out) == [f"c{c:03d}-r{k:04d}" for c in range(2) for k in range(4)]
+    assert not [d for d in (out / "runs").iterdir() if d.name.startswith(".tmp-")]
+    assert sorted(r["run_id"] for r in _parquet(out)) == _run_dirs(out)
+
+
+def test_resume_after_sigint(tmp_path: Path) -> None:
+    _interrupt_and_resume(tmp_path, signal.SIGINT)
+
+
+def test_resume_after_sigkill(tmp_path: Path) -> None:
+    _interrupt_and_resume(tmp_path, signal.SIGKILL)
+
+
+def test_failing_run_is_recorded_and_retried(tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    cmd = HRI + ["batch", "coexistence", "--runs", "1", "--duration", "5", "--workers", "2",
+                 "--set", f"areas={AREAS_OK},{AREAS_BROKEN}", "--out", str(out)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 of 2 runs failed" in result.stdout
+    ok = json.loads((out / "runs" / "c000-r0000" / "run.json").read_text())
+    failed = json.loads((out / "runs" / "c001-r0000" / "run.json").read_text())
+    assert ok["status"] == "ok" and failed["status"] == "failed"
+    assert "table_right" in failed["error"]
+    assert not (out / "runs" / "c001-r0000" / "stats.json").exists()
+    rows = {r["run_id"]: r for r in _parquet(out)}
+    assert rows["c001-r0000"]["status"] == "failed" and rows["c001-r0000"]["zone_time_s.safe"] is None
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "skipping 1 already finished, retrying 1 failed" in again.stdout
+
+
+def test_two_workers_vs_one(tmp_path: Path) -> None:
+    times = {}
+    for workers in (1, 2):
+        start = time.perf_counter()
+        assert main(["batch", "coexistence", "--runs", "4", "--duration", "10", "--workers", str(workers),
+                     "--out", str(tmp_path / f"w{workers}")]) == 0
+        times[workers] = time.perf_counter() - start
+    print(f"\nbatch of 4 x 10 s: 1 worker {times[1]:.1f} s, 2 workers {times[2]:.1f} s "
+          f"(speed-up {times[1] / times[2]:.2f}, {os.cpu_count()} CPUs)")
+
+
+@pytest.mark.ray
+def test_ray_backend_matches_local(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    args = ["batch", "coexistence", "--runs", "4", "--duration", "5", "--workers", "2", "--seed", "11"]
+    assert main(args + ["--out", str(tmp_path / "local")]) == 0
+    assert main(args + ["--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
+    assert _run_dirs(tmp_path / "local") == _run_dirs(tmp_path / "ray")
+    for rid in _run_dirs(tmp_path / "local"):
+        stats = [json.loads((tmp_path / b / "runs" / rid / "stats.json").read_text()) for b in ("local", "ray")]
+        for s in stats:
+            for key in WALL_CLOCK_KEYS:
+                s.pop(key)
+        assert stats[0] == stats[1], rid
+
+
+def test_ray_missing_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    assert main(["batch", "coexistence", "--runs", "1", "--duration", "1", "--backend", "ray",
+                 "--out", str(tmp_path / "b")]) == 1
+    assert capsys.readouterr().err == "--backend ray: Ray is not installed (pip install '.[cluster]')\n"
+    assert not (tmp_path / "b").exists()

@@ -1,0 +1,179 @@
+"""``hri stats``: the statistics (t intervals, Welch), the formats, and the figures."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from hri import plots
+from hri.cli import main
+from hri.report import Batch, load, stats_command, summarize, t_quantile, welch
+
+HRI = str(Path(sys.executable).with_name("hri"))
+
+
+# --- statistics ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("df, expected", [(1, 12.706), (4, 2.776), (29, 2.045), (9, 2.262)])
+def test_t_quantile_matches_the_table(df: int, expected: float) -> None:
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=5e-4)
+
+
+def test_t_quantile_exact() -> None:
+    assert t_quantile(0.975, 1) == pytest.approx(12.706204736174696, abs=1e-9)  # tan(0.475 pi)
+
+
+def test_confidence_interval_covers_the_mean_95_percent_and_1_96_would_not() -> None:
+    rng = np.random.default_rng(12345)
+    reps, n, mu = 2000, 5, 3.0
+    covered = covered_z = 0
+    for _ in range(reps):
+        x = rng.normal(mu, 2.0, n)
+        s = summarize(list(x))
+        covered += s.ci_low <= mu <= s.ci_high
+        half_z = 1.96 * s.sd / np.sqrt(n)
+        covered_z += s.mean - half_z <= mu <= s.mean + half_z
+    assert abs(covered / reps - 0.95) <= 0.015
+    assert covered_z / reps < 0.92  # the normal quantile under-covers with n = 5 (about 0.88)
+
+
+def test_summary_fields() -> None:
+    s = summarize([1.0, 2.0, 3.0, 4.0, None])  # type: ignore[list-item]
+    assert s.n == 4 and s.mean == 2.5 and s.min == 1.0 and s.max == 4.0
+    assert s.sd == pytest.approx(np.std([1, 2, 3, 4], ddof=1))
+    assert (s.q25, s.median, s.q75) == (1.75, 2.5, 3.25)
+    assert summarize([]).n == 0 and summarize([5.0]).ci_low is None
+
+
+def test_welch_interval() -> None:
+    a, b = [1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0, 10.0]
+    d = welch(a, b)
+    va, vb = np.var(a, ddof=1) / 4, np.var(b, ddof=1) / 5
+    df = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 4)
+    assert d.diff == pytest.approx(3.5) and d.df == pytest.approx(df)
+    assert d.ci_high - d.diff == pytest.approx(t_quantile(0.975, df) * np.sqrt(va + vb))
+
+
+# --- a fake batch from real tiny runs ------------------------------------------------------
+
+def _run(out: Path, seed: int, overrides: dict) -> None:
+    cmd = [HRI, "run", "coexistence", "--duration", "10", "--seed", str(seed), "--out", str(out)]
+    for k, v in overrides.items():
+        cmd += ["--set", f"{k}={v}"]
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("run") / "one"
+    _run(out, 1, {})
+    return out
+
+
+@pytest.fixture(scope="module")
+def batch_dir(tmp_path_factory: pytest.TempPathFactory, run_dir: Path) -> Path:
+    root = tmp_path_factory.mktemp("batch")
+    configs = [{"id": "c000", "overrides": {"robot.reduced_velocity": 0.1}},
+               {"id": "c001", "overrides": {"robot.reduced_velocity": 0.3}}]
+    for cfg in configs:
+        for i in range(2):
+            rid = f"{cfg['id']}-r{i:03d}"
+            d = root / "runs" / rid
+            if cfg["id"] == "c000" and i == 0:
+                shutil.copytree(run_dir, d)  # same command as run_dir's (seed 1, default 0.1)
+            else:
+                _run(d, i + 1, cfg["overrides"])
+            (d / "run.json").write_text(json.dumps({
+                "run_id": rid, "config_id": cfg["id"], "overrides": cfg["overrides"], "seed": i + 1,
+                "run_index": i, "status": "ok", "error": None, "wall_time_s": 1.0}))
+    failed = root / "runs" / "c001-r002"
+    failed.mkdir()
+    (failed / "run.json").write_text(json.dumps({
+        "run_id": "c001-r002", "config_id": "c001", "overrides": configs[1]["overrides"], "seed": 3,
+        "run_index": 2, "status": "failed", "error": "RuntimeError: boom", "wall_time_s": 0.1}))
+    (root / "runs" / ".tmp-c000-r009").mkdir()  # a run being written: ignored
+    (root / "batch.json").write_text(json.dumps({
+        "scenario": "coexistence", "duration_s": 10.0, "seed": 1, "runs": 3,
+        "sweep": {"robot.reduced_velocity": [0.1, 0.3]}, "configs": configs}))
+    return root
+
+
+def test_batch_table(batch_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", str(batch_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "config c000" in out and "config c001" in out
+    assert "5 runs (4 ok, 1 failed)" in out
+    assert "c001-r002" in out and "boom" in out
+    assert "comparison with c000" in out and "c001-c000 [Welch 95% CI]" in out
+    assert ".tmp-" not in out
+    line = next(l for l in out.splitlines() if l.startswith("robot_cycles "))
+    assert line.split()[1] == "2"  # n per config
+
+
+def test_batch_formats_parse(batch_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", str(batch_dir), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [c["id"] for c in report["configs"]] == ["c000", "c001"]
+    assert [(c["ok"], c["failed"]) for c in report["configs"]] == [(2, 0), (2, 1)]
+    assert report["configs"][0]["metrics"]["zone_time_s.safe"]["n"] == 2
+    assert "human_response_s" not in report["configs"][0]["metrics"]  # no calls: no values
+    assert not any(r["metric"] == "wall_time_s" for r in report["comparison"])
+
+    assert main(["stats", str(batch_dir), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["kind"] for r in rows} == {"summary", "difference", "failed"}
+    assert {r["config"] for r in rows if r["kind"] == "summary"} == {"c000", "c001"}
+
+    assert main(["stats", str(batch_dir), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "| metric | n | mean |" in md and "|---|" in md
+
+
+def test_bad_directories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", str(tmp_path / "missing")]) == 1
+    assert main(["stats", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "neither a run directory" in err[1]
+
+
+def _check_png(path: Path) -> None:
+    import matplotlib.image as mpimg
+
+    assert path.is_file() and path.stat().st_size > 0
+    img = mpimg.imread(path)
+    assert img.std() > 0.01  # not a uniform picture
+
+
+def test_batch_plots(batch_dir: Path) -> None:
+    batch = load(batch_dir)
+    assert isinstance(batch, Batch)
+    figures = plots.batch_figures(batch)
+    expected_axes = {"zone_times.png": 3, "min_separation.png": 1, "throughput_safety.png": 2, "heatmap.png": 2}
+    assert {n: len(f.axes) for n, f in figures.items()} == expected_axes
+    assert all(isinstance(f, Figure) for f in figures.values())
+    text = stats_command(batch_dir, "table", plots=True)
+    for name in expected_axes:
+        assert f"wrote {batch_dir / 'plots' / name}" in text
+        _check_png(batch_dir / "plots" / name)
+
+
+def test_single_run_table_and_plots(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", str(run_dir), "--plots"]) == 0
+    out = capsys.readouterr().out
+    assert "zone_time_s.safe" in out and "min_separation_m" in out and "robot_cycles" in out
+    figures = plots.run_figures(load(run_dir))  # type: ignore[arg-type]
+    assert {n: len(f.axes) for n, f in figures.items()} == {"floor.png": 2, "velocity.png": 2, "separation.png": 1}
+    for name in figures:
+        assert f"wrote {run_dir / 'plots' / name}" in out
+        _check_png(run_dir / "plots" / name)
+    assert main(["stats", str(run_dir), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stats"]["robot_cycles"] >= 0
