@@ -17,10 +17,10 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from pathlib import Path
 from typing import Any
 
 from hri.errors import HriError
+from hri.files import is_alive
 
 RAY_MISSING = "--backend ray: Ray is not installed (pip install '.[cluster]')"
 
@@ -42,25 +42,11 @@ def _watch_parent(parent_pid: int) -> None:
     # The batch process may be a zombie nobody reaps yet, so watch our own parent (the batch
     # process, or the forkserver, which exits with it): a dead parent means we were re-parented.
     first_parent = os.getppid()
-    while os.getppid() == first_parent and _alive(parent_pid):
+    while os.getppid() == first_parent and is_alive(parent_pid):
         time.sleep(1.0)
     os.kill(os.getpid(), signal.SIGTERM)  # hri.mqueue closes the run's queues on SIGTERM
     time.sleep(5.0)
     os._exit(1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed, not yet reaped by whoever started it) is dead too
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
 
 
 def _context() -> multiprocessing.context.BaseContext:

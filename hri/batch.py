@@ -21,6 +21,7 @@ import numpy as np
 import yaml
 
 from hri.errors import HriError
+from hri.files import is_alive, write_atomic
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"
@@ -95,19 +96,6 @@ def run_id(config_index: int, run_index: int) -> str:
     return f"c{config_index:03d}-r{run_index:04d}"
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def batch_definition(scenario: str, duration_s: float, seed: int, runs: int,
                      sweep: dict[str, list[str]]) -> dict[str, Any]:
     """The content of ``batch.json``."""
@@ -123,7 +111,7 @@ def claim_directory(out: Path, definition: dict[str, Any]) -> None:
     (out / RUNS).mkdir(exist_ok=True)
     path = out / "batch.json"
     if not path.exists():
-        _write_atomic(path, (json.dumps(definition, indent=2) + "\n").encode())
+        write_atomic(path, (json.dumps(definition, indent=2) + "\n").encode())
         return
     try:
         existing = json.loads(path.read_text(encoding="utf-8"))
@@ -169,7 +157,7 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
     record = {"run_id": task["run_id"], "config_id": task["config_id"], "overrides": task["overrides"],
               "seed": task["seed"], "run_index": task["run_index"], "status": status, "error": error,
               "wall_time_s": round(time.perf_counter() - start, 3)}
-    _write_atomic(tmp / "run.json", (json.dumps(record, indent=2) + "\n").encode())
+    write_atomic(tmp / "run.json", (json.dumps(record, indent=2) + "\n").encode())
     try:
         os.rename(tmp, final)
     except OSError:  # someone (an orphaned worker of an earlier start) finished it first
@@ -185,22 +173,12 @@ def read_run(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_dead_tmp(runs_dir: Path) -> None:
     """Delete the temporary directories of runs whose process is gone."""
     for entry in runs_dir.iterdir():
         if entry.name.startswith(TMP_PREFIX):
             pid = entry.name.rsplit("-", 1)[-1]
-            if not (pid.isdigit() and _pid_alive(int(pid))):
+            if not (pid.isdigit() and is_alive(int(pid))):
                 shutil.rmtree(entry, ignore_errors=True)
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from hri.files import write_atomic
 
 ZONES = ("safe", "warning", "stop")
 ROBOT_MODES = ("full", "reduced", "stopped")
@@ -111,17 +111,6 @@ TRAJECTORY_COLUMNS = ("t", "person_x", "person_y", "person_yaw", "zone", "robot_
                       "robot_speed_fraction", "robot_fastest_point_m_s", "separation_m")
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog,
               trajectory: list[tuple] | None = None) -> None:
     """Write ``trajectory.csv``, ``events.jsonl``, then ``stats.json`` (last: its presence means
@@ -129,9 +118,9 @@ def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog,
     out_dir.mkdir(parents=True, exist_ok=True)
     if trajectory is not None:
         rows = [",".join(TRAJECTORY_COLUMNS)] + [",".join(_csv(v) for v in row) for row in trajectory]
-        _write_atomic(out_dir / "trajectory.csv", "\n".join(rows) + "\n")
-    _write_atomic(out_dir / "events.jsonl", events.to_jsonl())
-    _write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
+        write_atomic(out_dir / "trajectory.csv", "\n".join(rows) + "\n")
+    write_atomic(out_dir / "events.jsonl", events.to_jsonl())
+    write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
 
 
 def _csv(value: Any) -> str:
