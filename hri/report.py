@@ -307,7 +307,7 @@ def format_batch(report: dict[str, Any], fmt: str) -> str:
     md = fmt == "markdown"
     head = "## " if md else ""
     sub = "### " if md else ""
-    out = [f"{head}batch {report['dir']}: scenario {report['scenario']}, {len(report['configs'])} configurations, "
+    out = [f"{head}batch {report['dir']}: scenario {report['scenario']}, {_count(len(report['configs']), 'configuration')}, "
            f"{report['runs']} runs ({report['ok']} ok, {report['failed']} failed)"]
     if report["failed_runs"]:
         out.append("")
@@ -397,3 +397,7 @@ def stats_command(path: Path, fmt: str = "table", plots: bool = False) -> str:
         else:  # keep stdout parseable
             print(notes, file=sys.stderr)
     return text
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
