@@ -201,13 +201,18 @@ def load_document(path: str) -> tuple[Element | None, dict[str, Element], list[H
 def select_tree(path: str, tree_id: str | None = None) -> tuple[str, dict[str, Element]]:
     """The tree to use in ``path`` (``tree_id``, else main_tree_to_execute, else the only one)
     and all trees of the file and its includes; raises the first :class:`HriError`."""
+    doc, selected = _document_and_tree(path, tree_id)
+    return selected, doc.trees
+
+
+def _document_and_tree(path: str, tree_id: str | None) -> tuple["_Document", str]:
     doc = _load_document(path)
     if doc.errors:
         raise doc.errors[0]
     selected = _select_tree(doc, tree_id)
     if isinstance(selected, HriError):
         raise selected
-    return selected, doc.trees
+    return doc, selected
 
 
 class _Builder:
@@ -377,12 +382,7 @@ def load_tree(path: str, registry: NodeRegistry, ctx: TreeContext, blackboard: B
     Returns the root behaviour; its nodes share ``ctx`` and use ``blackboard`` (SubTrees get
     child scopes). Raises the first :class:`HriError` found (``validate_file`` lists all).
     """
-    doc = _load_document(path)
-    if doc.errors:
-        raise doc.errors[0]
-    selected = _select_tree(doc, tree_id)
-    if isinstance(selected, HriError):
-        raise selected
+    doc, selected = _document_and_tree(path, tree_id)
     builder = _Builder(doc, registry, ctx)
     root = builder.build_tree(selected, blackboard, ())
     if builder.errors:
