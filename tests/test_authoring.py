@@ -1,9 +1,6 @@
 """Tree-authoring tools: node catalogue (``hri nodes``), ``hri render``, blackboard-key
 warnings in ``hri validate``, file limits, and user node plug-ins."""
 
-import os
-import subprocess
-import sys
 import textwrap
 import time
 import xml.etree.ElementTree as ET
@@ -18,23 +15,11 @@ from hri.bt.plugins import load_entry_point_plugins, load_plugins
 from hri.bt.render import build_draw_tree, layout, render_file
 from hri.errors import HriError
 from hri.validate import validate_files, validate_tree
+from test_cli import _one_error_line as one_error_line
+from test_cli import hri
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ROOT / "trees"
-HRI = str(Path(sys.executable).parent / "hri")
-
-
-def hri(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([HRI, *args], capture_output=True, text=True, cwd=cwd, timeout=300,
-                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
-
-
-def one_error_line(result: subprocess.CompletedProcess) -> str:
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def write(folder: Path, name: str, text: str) -> Path:
