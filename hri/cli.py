@@ -34,6 +34,14 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     run.add_argument("--out", type=Path, help="write stats.json and events.jsonl into this folder")
+    run.add_argument("--record", type=Path, metavar="VIDEO",
+                     help="record a video of the run, headless (.mp4 or .gif; docs/visualisation.md)")
+    run.add_argument("--record-fps", type=float, default=15.0, metavar="FPS",
+                     help="frames per simulated second of --record (default 15)")
+    run.add_argument("--record-size", default="800x450", metavar="WxH",
+                     help="frame size of --record in pixels (default 800x450)")
+    run.add_argument("--show-trees", action="store_true",
+                     help="show both trees' node statuses live in the terminal (on stderr)")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a scenario parameter by its dotted key (repeatable)")
 
@@ -77,6 +85,10 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="draw each SubTree's nodes under it (default)")
     group.add_argument("--collapse-subtrees", dest="expand", action="store_false",
                        help="draw each SubTree as a single box")
+    render.add_argument("--run", type=Path, metavar="RUN_DIR",
+                        help="colour the nodes by their statuses in this run's events.jsonl (with --at)")
+    render.add_argument("--at", type=float, metavar="SECONDS",
+                        help="with --run: the simulated time whose statuses are drawn")
     render.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                         help=plugin_help)
 
@@ -106,8 +118,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise HriError(f"--duration: must be positive, got {duration}")
     if args.seed < 0:
         raise HriError(f"--seed: must not be negative, got {args.seed}")
+    observers = []
+    if args.record is not None:
+        from hri.record import Recorder, parse_size
+
+        observers.append(Recorder(args.record, args.record_fps, parse_size(args.record_size), duration_s=duration))
+    if args.show_trees:
+        from hri.bt.terminal_view import TreeView
+
+        observers.append(TreeView())
     stats = run_scenario(scenario, duration, seed=args.seed, gui=args.gui, realtime=args.realtime,
-                         out_dir=args.out)
+                         out_dir=args.out, observers=observers)
     if args.json:
         print(json.dumps(stats))
     else:
@@ -163,7 +184,9 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from hri.bt.render import render_file
 
     registry = plugin_registry(args.plugins, Path.cwd())
-    result = render_file(args.file, registry, args.output, args.tree, args.expand)
+    if (args.run is None) != (args.at is None):
+        raise HriError("--run and --at: give both (the run directory and the simulated time) or neither")
+    result = render_file(args.file, registry, args.output, args.tree, args.expand, run=args.run, at=args.at)
     if args.output is None:
         print(result, end="")
     else:
@@ -179,13 +202,18 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"run": _cmd_run, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
                 "render": _cmd_render, "stats": _cmd_stats}
     try:
-        return handlers[args.command](args)
+        code = handlers[args.command](args)
     except HriError as err:
         print(err, file=sys.stderr)
-        return 1
+        code = 1
     except KeyboardInterrupt:
         print("hri: interrupted", file=sys.stderr)
-        return 130
+        code = 130
+    if getattr(args, "gui", False):
+        from hri.live_view import exit_after_lost_window
+
+        exit_after_lost_window(code)
+    return code
 
 
 if __name__ == "__main__":

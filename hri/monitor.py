@@ -49,6 +49,14 @@ def zone_of(zones: dict[str, Area], x: float, y: float) -> str:
     return "safe"
 
 
+def _link_names(client: int, body: int) -> dict[int, str]:
+    """``{link index: name}`` of a body, -1 being its base."""
+    names = {-1: "base"}
+    for link in range(p.getNumJoints(body, physicsClientId=client)):
+        names[link] = p.getJointInfo(body, link, physicsClientId=client)[12].decode()
+    return names
+
+
 class SafetyMonitor:
     """Per-step zone, speed, protective-stop and separation bookkeeping."""
 
@@ -72,6 +80,8 @@ class SafetyMonitor:
         self.last_separation = math.inf
         self.closest: tuple[float, tuple] | None = None  # (t, PyBullet's closest-point record)
         self.now = 0.0
+        # read now: at the end of a --gui run whose window was closed PyBullet cannot be asked
+        self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
 
     # --- zone ---------------------------------------------------------------------
     def _update_zone(self, t: float, x: float, y: float) -> str:
@@ -150,8 +160,7 @@ class SafetyMonitor:
         if self.closest is None or self.closest[1] is None:
             return None
         t, pt = self.closest
-        names = [p.getJointInfo(body, link, physicsClientId=self.client)[12].decode() if link >= 0 else "base"
-                 for body, link in ((self.person_body, pt[3]), (self.robot.body_id, pt[4]))]
+        names = [self.link_names[body][link] for body, link in ((self.person_body, pt[3]), (self.robot.body_id, pt[4]))]
         return {"t": t, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
                 "at": [round(v, 4) for v in pt[5]]}
 

@@ -5,9 +5,9 @@ global state and no display); :func:`write_plots` saves them into ``DIR/plots/``
 
 A batch: zone times per configuration (box plots), the minimum-separation histogram,
 throughput against safety (one point per run), and a heat map of where the person was on
-the floor with the zones and the furniture. One run: the floor plan with the person's path
-coloured by time, the robot's velocity fraction over time above the person's zone, and the
-separation over time.
+the floor with the zones and the furniture. One run: the floor plan with the zones, the
+person's path coloured by time, the robot's velocity fraction over time above the person's
+zone, and the separation over time.
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ def load_layout(name: str | None, overrides: dict[str, Any] | None = None) -> di
             scenario = load_scenario(str(name), attempt)
             return {"room": [float(v) for v in scenario.data["room"]["size"]],
                     "zones": {n: list(a.points) for n, a in scenario.zones.items()},
-                    "furniture": scenario.data.get("furniture") or {}}
+                    "furniture": scenario.data.get("furniture") or {},
+                    "robot_base": scenario.data["robot"]["base"]["position"][:2],
+                    "person_start": scenario.data["person"]["start"]["position"][:2]}
         except (HriError, KeyError, ValueError):
             continue
     print(f"hri stats: scenario '{name}' not found: floor plots without zones and furniture", file=sys.stderr)
@@ -200,7 +202,26 @@ def heatmap_figure(batch: "Batch", layout: dict[str, Any] | None, cell_m: float 
 
 # --- one run -------------------------------------------------------------------------------
 
-def run_floor_figure(traj: dict[str, np.ndarray], layout: dict[str, Any] | None) -> Figure:
+def run_layout_figure(layout: dict[str, Any] | None) -> Figure:
+    """The floor plan: room, furniture, the zones filled in their colours, robot base, person's start."""
+    fig = Figure(figsize=(8, 6), layout="constrained")
+    ax = fig.subplots()
+    _draw_layout(ax, layout, np.zeros(0), np.zeros(0))
+    if layout:
+        zones = layout["zones"]
+        for name in sorted(zones, key=lambda n: ZONE_ORDER.index(n) if n in ZONE_ORDER else -1):  # stop on top
+            pts = zones[name]
+            ax.add_patch(Polygon(pts, closed=True, fc=ZONE_COLORS.get(name, "blue"), alpha=0.3, lw=0))
+        ax.plot(*layout["robot_base"], marker="s", ms=10, color="black", ls="", label="robot base")
+        ax.plot(*layout["person_start"], marker="o", ms=9, color="tab:blue", ls="", label="person's start")
+        ax.legend(loc="upper left", fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "scenario not found: no floor plan", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title("the workcell: zones and furniture")
+    return fig
+
+
+def run_path_figure(traj: dict[str, np.ndarray], layout: dict[str, Any] | None) -> Figure:
     """The floor plan with zones and furniture and the person's path coloured by time."""
     fig = Figure(figsize=(8, 6), layout="constrained")
     ax = fig.subplots()
@@ -270,14 +291,14 @@ def batch_figures(batch: "Batch") -> dict[str, Figure]:
 
 
 def run_figures(run: "RunDir") -> dict[str, Figure]:
-    """The three figures of one run by file name."""
+    """The four figures of one run by file name."""
     path = run.path / "trajectory.csv"
     if not path.is_file():
         raise HriError(f"{path}: missing (needed for --plots)")
     traj = read_trajectory(path)
     layout = load_layout(run.stats.get("scenario"), run.overrides)
-    return {"floor.png": run_floor_figure(traj, layout), "velocity.png": run_velocity_figure(traj),
-            "separation.png": run_separation_figure(traj)}
+    return {"layout.png": run_layout_figure(layout), "path.png": run_path_figure(traj, layout),
+            "velocity.png": run_velocity_figure(traj), "separation.png": run_separation_figure(traj)}
 
 
 def write_plots(loaded: "Batch | RunDir", out_dir: Path) -> list[Path]:

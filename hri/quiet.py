@@ -36,3 +36,17 @@ def import_pybullet_quietly() -> None:
     if "pybullet" not in sys.modules:
         with c_output_silenced():
             import pybullet  # noqa: F401
+
+
+def silence_c_stdout_for_good() -> None:
+    """Point descriptor 1 at ``/dev/null`` and give Python's ``sys.stdout`` a copy of the real one.
+
+    PyBullet's window threads print at any time while they run (``--gui``), so a scoped
+    silence is not enough; what Python prints (``--json``, the table) still reaches stdout.
+    """
+    sys.stdout.flush()
+    real = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    sys.stdout = os.fdopen(real, "w", buffering=1, encoding=sys.stdout.encoding, errors=sys.stdout.errors)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 import py_trees
 import pybullet as p
 
+from hri import live_view
 from hri.actor.animation import ClipLibrary
 from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
@@ -26,9 +27,10 @@ from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.factory import default_registry
 from hri.bt.plugins import load_plugins
+from hri.bt.status import TreeStatusLog
 from hri.bt.xml_loader import load_tree
 from hri.errors import HriError
-from hri.monitor import SafetyLimits, SafetyMonitor
+from hri.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.mqueue import RunQueues, cleanup_stale
 from hri.parts import PartManager
 from hri.robot.arm import RobotArm, RobotConfig
@@ -38,6 +40,21 @@ from hri.world import build_static_scene, build_world, draw_zones
 
 
 TRAJECTORY_PERIOD_S = 0.1  # trajectory.csv: one row per 0.1 simulated seconds
+
+
+class Observer(Protocol):
+    """Watches a run without changing it (recording, live views): called by :class:`Simulation`.
+
+    ``start`` once after set-up, ``after_step`` after every physics step, ``finish`` once
+    when the simulation closes, also when the run failed or was interrupted (after the run's
+    files are written, before PyBullet disconnects).
+    """
+
+    def start(self, sim: "Simulation") -> None: ...
+
+    def after_step(self, sim: "Simulation") -> None: ...
+
+    def finish(self, sim: "Simulation") -> None: ...
 
 
 class CalledFlag:
@@ -72,7 +89,8 @@ class CalledFlag:
 class Simulation:
     """One run. Use as a context manager so the queues and the PyBullet client are released."""
 
-    def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False):
+    def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False,
+                 observers: Sequence["Observer"] = ()):
         self.scenario = scenario
         self.seed = int(seed)
         self.gui = gui
@@ -86,11 +104,18 @@ class Simulation:
         self.stats = RunStats(scenario.name, self.seed)
         self.client: int | None = None
         self.queues: RunQueues | None = None
+        self.observers: list[Observer] = list(observers)
+        self._started: list[Observer] = []  # finished in close(), however the run ends
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
         try:
             self._setup()
+        except p.error as err:
+            self.close()
+            if live_view.window_lost():
+                raise HriError("--gui: the window was closed while the run was being set up") from None
+            raise HriError(f"PyBullet: {err}") from None
         except BaseException:
             self.close()
             raise
@@ -105,16 +130,16 @@ class Simulation:
     def _setup(self) -> None:
         data = self.scenario.data
         cleanup_stale()
-        self.client = p.connect(p.GUI if self.gui else p.DIRECT)
-        if self.client < 0:
-            raise HriError("--gui: cannot open PyBullet's window (no display?)")
+        if self.gui:
+            self.client = live_view.connect()
+            self.observers.insert(0, live_view.LiveView())
+        else:
+            self.client = p.connect(p.DIRECT)
         p.setTimeStep(self.dt, physicsClientId=self.client)
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
         furniture = build_world(self.client, data)
         zones = self.scenario.zones
         draw_zones(self.client, zones)
-        if self.gui:
-            self._frame_camera()
 
         person_seed, robot_seed, planner_seed, parts_seed = np.random.SeedSequence(self.seed).spawn(4)
         self.queues = RunQueues().__enter__()
@@ -149,6 +174,8 @@ class Simulation:
                                 self._tree_events("robot"))
         self.person_tree = load_tree(self.scenario.tree_path("person"), registry, person_ctx, self.person_bb)
         self.robot_tree = load_tree(self.scenario.tree_path("robot"), registry, robot_ctx, self.robot_bb)
+        self.status_logs = {"person": TreeStatusLog("person", self.person_tree, str(self.scenario.tree_path("person"))),
+                            "robot": TreeStatusLog("robot", self.robot_tree, str(self.scenario.tree_path("robot")))}
 
         limits = SafetyLimits(float(data["robot"]["reduced_velocity"]), **{
             k: float(data["safety"][k]) for k in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s",
@@ -156,6 +183,19 @@ class Simulation:
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
                                      self.stats, self.events, self.dt)
         self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
+        for log in self.status_logs.values():
+            log.start(0.0, self.events.emit)
+        for observer in self.observers:
+            observer.start(self)
+            self._started.append(observer)
+
+    def status_lines(self) -> list[str]:
+        """The run's state for overlays: simulated time, the person's zone, the robot's state."""
+        person = self.plugin.pose
+        zone = self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y)  # None before the first step
+        return [f"t = {self.now():.1f} s",
+                f"person: {zone} zone",
+                f"robot: {self.robot.status.value}, velocity {self.robot.velocity_fraction:.0%}"]
 
     def _world_events(self, event: str, **fields: Any) -> None:
         self.events.emit(self.now(), event, **fields)
@@ -165,14 +205,10 @@ class Simulation:
             self.events.emit(self.now(), event, tree=tree, **fields)
         return emit
 
-    def _frame_camera(self) -> None:
-        sx, sy = self.scenario.data["room"]["size"]
-        p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=self.client)
-        p.resetDebugVisualizerCamera(max(sx, sy) * 0.9, 35, -45, (sx / 2, sy / 2, 0.0),
-                                     physicsClientId=self.client)
-
     def close(self) -> None:
-        if self.client is not None and self.client >= 0:
+        while self._started:
+            self._started.pop(0).finish(self)
+        if self.client is not None and self.client >= 0 and not live_view.window_lost():
             try:
                 p.disconnect(physicsClientId=self.client)
             except p.error:
@@ -187,6 +223,8 @@ class Simulation:
         self.robot_bb.set("human_pose", self.server.person_pose or self.plugin.pose)
         self.person_tree.tick_once()
         self.robot_tree.tick_once()
+        for log in self.status_logs.values():
+            log.record(self.now(), self.events.emit)
         if self.robot_tree.status == py_trees.common.Status.SUCCESS:
             self.stats.robot_cycles += 1
             self.events.emit(self.now(), "robot_cycle_done", cycle=self.stats.robot_cycles)
@@ -207,6 +245,8 @@ class Simulation:
             self.trajectory.append((round(self.now(), 6), person.x, person.y, person.yaw, self.monitor.zone,
                                     self.robot.velocity_fraction, self.robot.joint_speed_fraction(),
                                     self.robot.fastest_point_speed(), self.monitor.last_separation))
+        for observer in self.observers:
+            observer.after_step(self)
 
     def run(self, duration_s: float) -> dict[str, Any]:
         """Run for ``duration_s`` simulated seconds; return the statistics object.
@@ -237,7 +277,7 @@ class Simulation:
         return self.stats.as_dict()
 
     def _window_closed(self) -> bool:
-        if self.gui and not p.isConnected(physicsClientId=self.client):
+        if self.gui and (live_view.window_lost() or not p.isConnected(physicsClientId=self.client)):
             self.stats.complete = False
             return True
         return False
@@ -262,11 +302,12 @@ class Simulation:
 
 
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool = False,
-                 realtime: bool = False, out_dir: Path | None = None) -> dict[str, Any]:
+                 realtime: bool = False, out_dir: Path | None = None,
+                 observers: Sequence[Observer] = ()) -> dict[str, Any]:
     """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up."""
     from hri.stats import write_run
 
-    with Simulation(scenario, seed, gui=gui, realtime=realtime) as sim:
+    with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers) as sim:
         try:
             stats = sim.run(duration_s)
         finally:  # also a run that failed leaves what it has, marked "complete": false

@@ -1,36 +1,22 @@
 """Still pictures of a running simulation, rendered headless (PyBullet's TinyRenderer).
 
-``python -m hri.snapshot OUT.png [--time S] [--seed N]`` runs the coexistence preset for S
-simulated seconds and saves what a camera above the workcell sees.
+``python -m hri.snapshot OUT.png [--scenario X] [--time S] [--seed N]`` runs a scenario for S
+simulated seconds and saves what the fixed workcell camera of :mod:`hri.record` (the one
+``hri run --record`` films with) sees.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
-import numpy as np
-import pybullet as p
+from hri.quiet import import_pybullet_quietly
 
-from hri.png import write_png
+import_pybullet_quietly()  # before hri.record imports it: no build-time banner
+from hri.png import write_png  # noqa: E402
+from hri.record import render_frame, room_camera  # noqa: E402
 
-
-def render(client: int, target: tuple[float, float, float], distance: float, yaw: float, pitch: float,
-           width: int = 960, height: int = 600) -> np.ndarray:
-    """An RGB image (height x width x 3, uint8) from an orbit camera around ``target``."""
-    view = p.computeViewMatrixFromYawPitchRoll(target, distance, yaw, pitch, 0.0, 2, physicsClientId=client)
-    projection = p.computeProjectionMatrixFOV(50.0, width / height, 0.1, 50.0, physicsClientId=client)
-    _, _, rgba, _, _ = p.getCameraImage(width, height, view, projection, renderer=p.ER_TINY_RENDERER,
-                                        lightDirection=(2.0, -1.0, 5.0), physicsClientId=client)
-    return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, :3]
-
-
-def workcell_view(room_size: tuple[float, float]) -> dict:
-    """A camera framing the whole room from above its far corner."""
-    sx, sy = room_size
-    return {"target": (sx * 0.45, sy * 0.45, 0.0), "distance": math.hypot(sx, sy) * 0.85, "yaw": 200.0,
-            "pitch": -50.0}
+WIDTH, HEIGHT = 960, 600
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,9 +30,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     scenario = load_scenario(args.scenario)
+    view, projection = room_camera(scenario.data["room"], WIDTH, HEIGHT)
     with Simulation(scenario, seed=args.seed) as sim:
         sim.run(args.time)
-        image = render(sim.client, **workcell_view(tuple(scenario.data["room"]["size"])))
+        image = render_frame(sim.client, view, projection, WIDTH, HEIGHT)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_png(args.out, image)
 

@@ -153,6 +153,22 @@ def _check_png(path: Path) -> None:
     assert img.std() > 0.01  # not a uniform picture
 
 
+def _check_run_figures_hold_the_run(figures: dict, traj: dict) -> None:
+    """Each figure draws the run's data, not just empty axes."""
+    rows = len(traj["t"])
+    assert rows > 10
+    layout_ax = figures["layout.png"].axes[0]
+    assert len(layout_ax.patches) >= 1 + 2 + 2 * 2  # the room, furniture, zones outlined and filled
+    path_ax = figures["path.png"].axes[0]
+    (segments,) = [c for c in path_ax.collections if hasattr(c, "get_segments")]
+    assert len(segments.get_segments()) == rows - 1
+    velocity_ax, band_ax = figures["velocity.png"].axes
+    assert [len(line.get_xdata()) for line in velocity_ax.lines] == [rows, rows]
+    assert band_ax.collections  # the zone band
+    separation_line = figures["separation.png"].axes[0].lines[0]
+    assert np.allclose(separation_line.get_ydata(), traj["separation_m"], equal_nan=True)
+
+
 def test_batch_plots(batch_dir: Path) -> None:
     batch = load(batch_dir)
     assert isinstance(batch, Batch)
@@ -171,9 +187,11 @@ def test_single_run_table_and_plots(run_dir: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert "zone_time_s.safe" in out and "min_separation_m" in out and "robot_cycles" in out
     figures = plots.run_figures(load(run_dir))  # type: ignore[arg-type]
-    assert {n: len(f.axes) for n, f in figures.items()} == {"floor.png": 2, "velocity.png": 2, "separation.png": 1}
+    assert {n: len(f.axes) for n, f in figures.items()} == {"layout.png": 1, "path.png": 2, "velocity.png": 2,
+                                                                       "separation.png": 1}
     for name in figures:
         assert f"wrote {run_dir / 'plots' / name}" in out
         _check_png(run_dir / "plots" / name)
+    _check_run_figures_hold_the_run(figures, plots.read_trajectory(run_dir / "trajectory.csv"))
     assert main(["stats", str(run_dir), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["stats"]["robot_cycles"] >= 0

@@ -4,6 +4,14 @@ Works from the parsed tree file (:func:`hri.bt.xml_loader.select_tree`, includes
 no node is built and no simulation service is needed. A ``<SubTree>`` is drawn with the
 subtree's nodes under it (``expand=True``) or as a single box. Node kinds come from the
 registry; a node the registry does not know is drawn as kind ``unknown``.
+
+With a run (``hri render FILE --run RUN_DIR --at T``) every node shows the status it had at
+simulated time T of that run, replayed from the run's ``events.jsonl`` (:mod:`hri.bt.status`):
+a status column in text, Groot2's status colours in DOT and pictures. The run's ``tree_nodes``
+legend for the same file (or its XML/YAML twin) must list the very nodes drawn here, so a
+tree file edited since the run is refused instead of coloured wrongly. A time after the
+run's end is refused too (the run has no statuses there). With ``--collapse-subtrees`` a
+SubTree box shows the status of the SubTree node itself.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hri.bt.factory import NodeRegistry
+from hri.bt.status import STATUS_COLOURS, read_run_events, run_end, statuses_at
 from hri.bt.tree_files import Element
 from hri.bt.xml_loader import EXPLICIT_KINDS, select_tree
 from hri.errors import HriError
@@ -28,13 +37,15 @@ MAX_DEPTH = 200
 
 @dataclass
 class DrawNode:
-    """A node as drawn: its ID, instance name (if given), kind, port attributes, children."""
+    """A node as drawn: its ID, instance name (if given), kind, port attributes, children, and
+    its status when drawn from a run (None otherwise)."""
 
     node_id: str
     name: str
     kind: str
     ports: dict[str, str]
     children: list["DrawNode"] = field(default_factory=list)
+    status: str | None = None
 
     def label(self) -> str:
         """ID, and the name when it differs."""
@@ -93,6 +104,80 @@ def _node(element: Element, trees: dict[str, Element], registry: NodeRegistry, e
     return node
 
 
+def _all(node: DrawNode) -> list[DrawNode]:
+    """The nodes in pre-order, the order :class:`hri.bt.status.TreeStatusLog` numbers them."""
+    result = [node]
+    for child in node.children:
+        result.extend(_all(child))
+    return result
+
+
+# --- statuses of a run -----------------------------------------------------------------------
+
+def apply_run(path: str, root: DrawNode, run_dir: Path, at: float) -> str:
+    """Set every node's ``status`` to the one it had at ``at`` simulated seconds in the run and
+    return a caption naming the run's tree and the time. ``root`` must have subtrees expanded."""
+    if not at >= 0:  # also NaN
+        raise HriError(f"--at: must be a time in seconds >= 0, got {at:g}")
+    events = read_run_events(run_dir)
+    end = run_end(events)
+    if at > end + 1e-9:
+        raise HriError(f"--at {at:g}: the run ended at {end:g} s", str(run_dir))
+    legend = _legend_for(path, events, run_dir)
+    try:
+        _, statuses = statuses_at(events, legend["tree"], at)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        raise HriError("malformed tree_status events", str(Path(run_dir) / "events.jsonl")) from None
+    nodes = _all(root)
+    _check_same_nodes(path, nodes, legend)
+    for node, status in zip(nodes, statuses):
+        node.status = status
+    return f"{legend['tree']} tree at t = {at:g} s of run {run_dir}"
+
+
+def _legend_for(path: str, events: list[dict], run_dir: Path) -> dict:
+    """The run's ``tree_nodes`` event of the tree file ``path``, else of its XML/YAML twin."""
+    legends = [e for e in events if e["event"] == "tree_nodes" and isinstance(e.get("tree"), str)
+               and isinstance(e.get("file"), str) and isinstance(e.get("nodes"), list)]
+    if not legends:
+        raise HriError("the run recorded no tree statuses (made by an older hri?)", str(run_dir))
+    wanted = Path(path).resolve()
+    for same in (lambda f: f == wanted, lambda f: f.with_suffix("") == wanted.with_suffix("")):
+        for legend in legends:
+            if same(Path(legend["file"]).resolve()):
+                return legend
+    trees = ", ".join(f"{e['tree']} {e['file']}" for e in legends)
+    raise HriError(f"the run has no tree from this file (its trees: {trees})", path)
+
+
+def _check_same_nodes(path: str, nodes: list[DrawNode], legend: dict) -> None:
+    recorded = legend["nodes"]
+    run_tree = f"the run's {legend['tree']} tree: the tree file changed since the run"
+    for number, (node, other) in enumerate(zip(nodes, recorded), 1):
+        if node.node_id != other:
+            raise HriError(f"node {number} is {node.node_id} here, {other} in {run_tree}", path)
+    if len(nodes) != len(recorded):
+        raise HriError(f"{len(nodes)} nodes here, {len(recorded)} in {run_tree}", path)
+
+
+def _check_main_tree(path: str, tree_id: str) -> None:
+    """A run loads a file's main tree: only that one has statuses to show."""
+    try:
+        main = select_tree(path)[0]
+    except HriError:
+        main = None  # no main tree: build_draw_tree or the legend check reports the problem
+    if main is not None and tree_id != main:
+        raise HriError(f"--tree {tree_id}: a run has statuses of the file's main tree only ({main})")
+
+
+def collapse_subtrees(node: DrawNode) -> None:
+    """Drop the nodes under every SubTree, as if drawn with ``expand=False``."""
+    if node.kind == "subtree":
+        node.children = []
+    for child in node.children:
+        collapse_subtrees(child)
+
+
 # --- text ------------------------------------------------------------------------------------
 
 def _one_line(node: DrawNode) -> str:
@@ -104,15 +189,21 @@ def _one_line(node: DrawNode) -> str:
     return text
 
 
-def render_text(tree_id: str, root: DrawNode, source: str = "") -> str:
-    """The tree as indented text with kind markers (legend on the first line)."""
+def _status_column(node: DrawNode) -> str:
+    return f"{node.status:<9}" if node.status else ""
+
+
+def render_text(tree_id: str, root: DrawNode, source: str = "", caption: str = "") -> str:
+    """The tree as indented text with kind markers (legend on the first line), each line led
+    by the node's status when drawn from a run (``caption`` says which run and time)."""
     legend = "  ".join(f"{m} {k}" for k, m in MARKERS.items())
-    lines = [f"{tree_id}" + (f"  ({source})" if source else ""), f"  {legend}", _one_line(root)]
+    lines = [f"{tree_id}" + (f"  ({source})" if source else "")] + ([f"  {caption}"] if caption else [])
+    lines += [f"  {legend}", _status_column(root) + _one_line(root)]
 
     def walk(node: DrawNode, prefix: str) -> None:
         for i, child in enumerate(node.children):
             last = i == len(node.children) - 1
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{_one_line(child)}")
+            lines.append(f"{_status_column(child)}{prefix}{'└── ' if last else '├── '}{_one_line(child)}")
             walk(child, prefix + ("    " if last else "│   "))
 
     walk(root, "")
@@ -125,11 +216,18 @@ def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def render_dot(tree_id: str, root: DrawNode) -> str:
-    """The tree as a Graphviz ``digraph`` (boxes coloured by kind, ports in the label)."""
+def _fill(node: DrawNode) -> str:
+    return STATUS_COLOURS[node.status] if node.status else COLOURS[node.kind]
+
+
+def render_dot(tree_id: str, root: DrawNode, caption: str = "") -> str:
+    """The tree as a Graphviz ``digraph``: boxes coloured by kind, or by status when drawn from
+    a run (``caption`` becomes the graph's label), ports in the label."""
     lines = [f'digraph "{_dot_escape(tree_id)}" {{', "  rankdir=TB;",
              '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
              '  edge [arrowhead=none];']
+    if caption:
+        lines.append(f'  labelloc=t; label="{_dot_escape(f"{tree_id}: {caption}")}";')
     counter = 0
 
     def walk(node: DrawNode) -> str:
@@ -137,7 +235,7 @@ def render_dot(tree_id: str, root: DrawNode) -> str:
         ident = f"n{counter}"
         counter += 1
         label = node.label() + "".join(f"\n{k}={v}" for k, v in node.ports.items())
-        lines.append(f'  {ident} [label="{_dot_escape(label)}", fillcolor="{COLOURS[node.kind]}"];')
+        lines.append(f'  {ident} [label="{_dot_escape(label)}", fillcolor="{_fill(node)}"];')
         for child in node.children:
             lines.append(f"  {ident} -> {walk(child)};")
         return ident
@@ -169,15 +267,9 @@ def layout(root: DrawNode) -> dict[int, tuple[float, float]]:
     return positions
 
 
-def _all(node: DrawNode) -> list[DrawNode]:
-    result = [node]
-    for child in node.children:
-        result.extend(_all(child))
-    return result
-
-
-def render_image(tree_id: str, root: DrawNode, out: Path) -> None:
-    """Draw the tree into ``out`` (.png or .svg) with matplotlib's Agg backend."""
+def render_image(tree_id: str, root: DrawNode, out: Path, caption: str = "") -> None:
+    """Draw the tree into ``out`` (.png or .svg) with matplotlib's Agg backend: boxes coloured
+    by kind, or by status when drawn from a run (``caption`` goes under the title)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -203,11 +295,16 @@ def render_image(tree_id: str, root: DrawNode, out: Path) -> None:
     for node in nodes:
         x, y = positions[id(node)]
         ax.text(x, y, node.label(), ha="center", va="center", fontsize=8, zorder=2,
-                bbox={"boxstyle": "round,pad=0.4", "facecolor": COLOURS[node.kind], "edgecolor": "#333333"})
-    kinds = [k for k in COLOURS if any(n.kind == k for n in nodes)]
-    ax.legend(handles=[Patch(facecolor=COLOURS[k], edgecolor="#333333", label=k) for k in kinds],
-              loc="upper left", fontsize=8, frameon=False, ncol=len(kinds))
-    ax.set_title(tree_id, fontsize=11, loc="center")
+                bbox={"boxstyle": "round,pad=0.4", "facecolor": _fill(node), "edgecolor": "#333333"})
+    if root.status:
+        keys = {status: status.lower() for status in STATUS_COLOURS}
+        colours = STATUS_COLOURS
+    else:
+        keys = {k: k for k in COLOURS if any(n.kind == k for n in nodes)}
+        colours = COLOURS
+    ax.legend(handles=[Patch(facecolor=colours[k], edgecolor="#333333", label=label) for k, label in keys.items()],
+              loc="upper left", fontsize=8, frameon=False, ncol=len(keys))
+    ax.set_title(tree_id + (f"\n{caption}" if caption else ""), fontsize=11, loc="center")
     fig.tight_layout()
     try:
         fig.savefig(out, dpi=110)
@@ -216,23 +313,34 @@ def render_image(tree_id: str, root: DrawNode, out: Path) -> None:
 
 
 def render_file(path: str, registry: NodeRegistry, out: str | None = None, tree_id: str | None = None,
-                expand: bool = True) -> str:
+                expand: bool = True, run: Path | str | None = None, at: float | None = None) -> str:
     """Render ``path``: text when ``out`` is None (returned), else write ``out`` by its suffix
-    (.dot, .svg, .png) and return its path. HriError for every user mistake."""
+    (.dot, .svg, .png) and return its path. With ``run`` and ``at``: coloured by the statuses
+    at ``at`` simulated seconds of that run. HriError for every user mistake."""
     suffix = os.path.splitext(out)[1].lower() if out else ""
     if out and suffix not in OUTPUT_SUFFIXES:
         raise HriError(f"unknown output format {suffix or '(none)'!r} (expected .dot, .svg or .png)", out)
-    selected, root = build_draw_tree(path, registry, tree_id, expand)
+    if (run is None) != (at is None):
+        raise HriError("--run and --at: give both (the run directory and the simulated time) or neither")
+    if run is not None and tree_id is not None:
+        _check_main_tree(path, tree_id)
+    # The run's statuses are numbered over the expanded tree: draw it expanded, collapse after.
+    selected, root = build_draw_tree(path, registry, tree_id, expand or run is not None)
+    caption = ""
+    if run is not None and at is not None:
+        caption = apply_run(path, root, Path(run), at)
+        if not expand:
+            collapse_subtrees(root)
     if out is None:
-        return render_text(selected, root, path)
+        return render_text(selected, root, path, caption)
     target = Path(out)
     if not target.parent.is_dir():
         raise HriError("output folder does not exist", out)
     try:
         if suffix == ".dot":
-            target.write_text(render_dot(selected, root), encoding="utf-8")
+            target.write_text(render_dot(selected, root, caption), encoding="utf-8")
         else:
-            render_image(selected, root, target)
+            render_image(selected, root, target, caption)
     except OSError as err:
         raise HriError(f"cannot write: {err.strerror or err}", out) from None
     return out

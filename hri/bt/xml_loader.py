@@ -285,6 +285,7 @@ class _Builder:
             self.error(element, f"{node_id}: {getattr(err, 'message', err)}")
             return _placeholder()
         node.location = (element.file, element.line)
+        node.type_id = node_id  # as written: an alias (AmICalled) is not its class's name
         return node
 
     def build_subtree(self, element: Element, blackboard: Blackboard, stack: tuple[str, ...],
