@@ -142,7 +142,11 @@ def _legend_for(path: str, events: list[dict], run_dir: Path) -> dict:
     if not legends:
         raise HriError("the run recorded no tree statuses (made by an older hri?)", str(run_dir))
     wanted = Path(path).resolve()
-    for same in (lambda f: f == wanted, lambda f: f.with_suffix("") == wanted.with_suffix("")):
+    # The same file; its twin; else the same name elsewhere, e.g. a preset's tree that the run
+    # took from the installed package while the user points at the checkout's copy (the node
+    # check that follows catches a different tree of the same name).
+    for same in (lambda f: f == wanted, lambda f: f.with_suffix("") == wanted.with_suffix(""),
+                 lambda f: f.stem == wanted.stem):
         for legend in legends:
             if same(Path(legend["file"]).resolve()):
                 return legend
