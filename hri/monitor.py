@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 import pybullet as p
+import shapely
 
 from hri.geometry import Area, Pose
 from hri.stats import EventLog, RunStats
@@ -74,6 +75,7 @@ class SafetyMonitor:
         self.guarded_since: float | None = None  # entered warning or stop (from safe)
         self.stop_since: float | None = None
         self.stopped_this_stay = False
+        self.intrusion_m = 0.0  # how deep into the stop zone the person got in this stay before the robot rested
         self.last_velocity = None
         self.last_xy: tuple[float, float] | None = None
         self.separation_countdown = 0
@@ -95,6 +97,7 @@ class SafetyMonitor:
             self.stats.zone_entries["stop"] += 1
             self.stop_since = t
             self.stopped_this_stay = False
+            self.intrusion_m = 0.0
             self.events.emit(t, "protective_stop_requested")
         elif self.zone == "stop":
             self.stop_since = None
@@ -119,7 +122,8 @@ class SafetyMonitor:
             if at_rest and not self.stopped_this_stay:
                 self.stopped_this_stay = True
                 self.stats.protective_stops += 1
-                self.events.emit(t, "protective_stop", stopping_time_s=round(t - self.stop_since, 6))
+                self.events.emit(t, "protective_stop", stopping_time_s=round(t - self.stop_since, 6),
+                                 intrusion_m=round(self.intrusion_m, 6))
             if t - self.stop_since > lim.stopping_time_s and not at_rest:
                 self._violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s in the stop zone")
                 return
@@ -128,6 +132,13 @@ class SafetyMonitor:
             if fraction > allowed:
                 self._violation(t, zone, speed, fraction,
                                 f"joint speed at {fraction:.3f} of the limit, allowed {lim.reduced_velocity:.3f}")
+
+    def _measure_intrusion(self, x: float, y: float) -> None:
+        """The person's depth inside the stop zone (distance to its edge) while the robot still moves."""
+        depth = self.zones["stop"].polygon.exterior.distance(shapely.Point(x, y))
+        self.intrusion_m = max(self.intrusion_m, depth)
+        current = self.stats.max_stop_intrusion_m
+        self.stats.max_stop_intrusion_m = depth if current is None else max(current, depth)
 
     def _violation(self, t: float, zone: str, speed: float, fraction: float, why: str) -> None:
         self.stats.safety_violations += 1
@@ -177,4 +188,6 @@ class SafetyMonitor:
             self.stats.person_distance_m += math.hypot(person.x - self.last_xy[0], person.y - self.last_xy[1])
         self.last_xy = (person.x, person.y)
         self._check_speed(t, zone)
+        if self.stop_since is not None and not self.stopped_this_stay:
+            self._measure_intrusion(person.x, person.y)
         self._update_separation()

@@ -53,6 +53,7 @@ class RunStats:
     human_response_times: list[float] = field(default_factory=list)
     safety_violations: int = 0
     max_robot_speed_m_s: float = 0.0
+    max_stop_intrusion_m: float | None = None  # deepest into the stop zone before the robot rested
     person_distance_m: float = 0.0
     person_actions: int = 0
     person_actions_failed: int = 0
@@ -93,6 +94,7 @@ class RunStats:
             "human_response_s": round(response, 6) if response is not None else None,
             "safety_violations": self.safety_violations,
             "max_robot_speed_m_s": round(self.max_robot_speed_m_s, 6),
+            "max_stop_intrusion_m": None if self.max_stop_intrusion_m is None else round(self.max_stop_intrusion_m, 6),
             "person_distance_m": round(self.person_distance_m, 6),
             "person_actions": self.person_actions,
             "person_actions_failed": self.person_actions_failed,

@@ -90,3 +90,27 @@ def test_same_seed_same_statistics_and_events(tmp_path):
     assert (tmp_path / "a" / "events.jsonl").read_text() == (tmp_path / "b" / "events.jsonl").read_text()
     c = run_scenario(scenario, 120.0, seed=8)
     assert c["person_distance_m"] != a["person_distance_m"]
+
+
+def test_stop_zone_intrusion_is_the_depth_reached_before_the_robot_rests():
+    """Seed 10 walks the person into the stop zone within seconds; the intrusion is measured
+    from the pelvis to the zone's edge, only until the robot is at rest."""
+    import shapely
+
+    scenario = load_scenario("coexistence")
+    stop_zone = scenario.zones["stop"].polygon
+    depths: list[tuple[float, float]] = []
+    with Simulation(scenario, seed=10) as sim:
+        for _ in range(int(12 / sim.dt)):
+            sim.step()
+            pose = sim.plugin.pose
+            if sim.monitor.zone == "stop":
+                depths.append((sim.now(), stop_zone.exterior.distance(shapely.Point(pose.x, pose.y))))
+        stops = [e for e in sim.events.events if e["event"] == "protective_stop"]
+        intrusion = sim.stats.max_stop_intrusion_m
+    assert len(stops) == 1 and depths
+    rest_t = stops[0]["t"]
+    before_rest = max(d for t, d in depths if t < rest_t - 1e-5)  # up to the step before rest (event times are rounded)
+    deepest = max(d for _, d in depths)
+    assert intrusion == pytest.approx(before_rest, abs=1e-9) == pytest.approx(stops[0]["intrusion_m"], abs=1e-6)
+    assert 0 < intrusion < deepest  # the person kept walking in after the robot had stopped
