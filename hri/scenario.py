@@ -36,6 +36,7 @@ _SCHEMA: dict[str, Any] = {
     "trees": {"person": str, "robot": str},
     "blackboard": "any",
     "plugins": list,
+    "net": "any",  # checked by hri.net.NetworkQuality when the run starts
     "parts": {"size": list, "mass": float, "color": list, "grasp_distance": float, "person_reach": float,
               "person_put_distance": float, "person_put_spread": float, "feeders": list, "sinks": list, "good_surfaces": list, "bad_surfaces": list, "storage_surfaces": list},
     "safety": {"reaction_time_s": float, "stopping_time_s": float, "rest_speed_m_s": float,

@@ -34,6 +34,7 @@ from hri.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.mqueue import RunQueues, cleanup_stale
 from hri.parts import PartManager
 from hri.robot.arm import RobotArm, RobotConfig
+from hri.safety_link import SafetyLink, network_from_scenario
 from hri.scenario import Scenario, parse_pose
 from hri.stats import EventLog, RunStats
 from hri.world import build_static_scene, build_world, draw_zones
@@ -141,7 +142,7 @@ class Simulation:
         zones = self.scenario.zones
         draw_zones(self.client, zones)
 
-        person_seed, robot_seed, planner_seed, parts_seed = np.random.SeedSequence(self.seed).spawn(4)
+        person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
         self.queues = RunQueues().__enter__()
         link = ActorLink(self.queues)
         self.plugin = ActorPlugin(self.client, ClipLibrary.default(), parse_pose(data["person"]["start"]),
@@ -165,6 +166,9 @@ class Simulation:
         for key, value in entries.items():
             self.person_bb.set(key, value)
             self.robot_bb.set(key, value)
+        network = network_from_scenario(data.get("net"), int(net_seed.generate_state(1)[0]),
+                                        str(self.scenario.path), self.scenario.line_of("net"))
+        self.safety_link = SafetyLink(network, self.now, self.plugin.pose)
         self.robot_bb.set("human_pose", self.plugin.pose)
         person_ctx = TreeContext(np.random.default_rng(person_seed), self.now,
                                  {"actor": self.server, "called": self.called, "parts": self.parts},
@@ -220,7 +224,8 @@ class Simulation:
 
     # --- running --------------------------------------------------------------------
     def _tick_trees(self) -> None:
-        self.robot_bb.set("human_pose", self.server.person_pose or self.plugin.pose)
+        self.safety_link.publish(self.now(), self.plugin.pose)
+        self.robot_bb.set("human_pose", self.safety_link.person_pose())
         self.person_tree.tick_once()
         self.robot_tree.tick_once()
         for log in self.status_logs.values():

@@ -1,0 +1,58 @@
+"""The safety channel: the robot's tree sees the person's pose as the network delivers it."""
+
+import pytest
+
+from hri.geometry import Pose
+from hri.safety_link import SafetyLink, network_from_scenario
+from hri.scenario import load_scenario
+from hri.sim import run_scenario
+from test_cli import _one_error_line, hri
+
+TICK = 0.05  # the trees' period (20 Hz)
+
+
+def _walk(link: SafetyLink, ticks: int) -> list[tuple[float, float]]:
+    """Publish a person walking at 1 m/s along x; return (t, x seen by the tree) per tick."""
+    seen = []
+    for k in range(ticks):
+        t = k * TICK
+        link.publish(t, Pose(x=t, y=0.0))
+        seen.append((t, link.person_pose().x))
+    return seen
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.1, 0.25])
+def test_the_tree_sees_the_pose_published_one_latency_ago(latency):
+    clock = [0.0]
+    network = network_from_scenario({"safety": {"latency": latency}}, 1, "scenario.yaml", 1)
+    link = SafetyLink(network, lambda: clock[0], Pose(x=-1.0))
+    for t, x in _walk(link, 40):
+        clock[0] = t
+        # the subscription itself travels one latency, so the first pose arrives after two
+        expected = t - latency if t >= 2 * latency - 1e-9 else -1.0
+        assert x == pytest.approx(expected, abs=1e-9), t
+
+
+def test_a_lost_channel_leaves_the_last_pose():
+    network = network_from_scenario({"safety": {"loss": 1.0}}, 1, "scenario.yaml", 1)
+    link = SafetyLink(network, lambda: 0.0, Pose(x=-1.0))
+    assert {x for _, x in _walk(link, 20)} == {-1.0}
+
+
+def test_latency_on_the_safety_channel_lets_the_person_in_deeper():
+    """Seed 10: the person walks into the stop zone within seconds; the robot learns it later."""
+    figures = {}
+    for latency in (0.0, 0.25, 0.5):
+        scenario = load_scenario("coexistence", [f"net.safety.latency={latency}"])
+        stats = run_scenario(scenario, 12.0, seed=10)
+        figures[latency] = (stats["max_stop_intrusion_m"], stats["safety_violations"])
+    intrusions = [figures[lat][0] for lat in (0.0, 0.25, 0.5)]
+    assert intrusions == sorted(intrusions) and intrusions[0] < intrusions[-1] - 0.05
+    assert figures[0.0][1] == 0 and figures[0.5][1] > 0  # 0.5 s late breaks the 0.6 s reaction time
+
+
+def test_bad_network_settings_are_one_line(tmp_path):
+    error = _one_error_line(hri("run", "coexistence", "--duration", "1", "--set", "net.safety.latency=-1"))
+    assert error.endswith("net.safety.latency: -1 is outside 0.0..inf")
+    error = _one_error_line(hri("run", "coexistence", "--duration", "1", "--set", "net.safety={latncy: 1}"))
+    assert error.endswith("net.safety.latncy: unknown key (did you mean 'latency'?)")
