@@ -31,6 +31,7 @@ The body in PyBullet is :mod:`hri.actor.body`; rotation helpers are in
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import json
 import math
@@ -355,7 +356,11 @@ class KeyframeClip(Clip):
 
     @staticmethod
     def from_yaml(path: Path) -> "KeyframeClip":
-        data = yaml.safe_load(Path(path).read_text())
+        text = Path(path).read_text()
+        from hri.actor.clip_check import check_clip
+
+        check_clip(text, str(path))  # HriError FILE:LINE: message, before anything is built
+        data = yaml.safe_load(text)
         name = str(data.get("name", Path(path).stem))
         keyframes = [Keyframe(float(k["time"]), _pose_from_yaml(k, f"{path}: t={k.get('time')}"))
                      for k in data["keyframes"]]
@@ -428,3 +433,19 @@ class ClipLibrary:
         if self.REST in self._clips:
             return self._clips[self.REST].end_pose()
         return BodyPose.rest()
+
+
+@functools.cache
+def clip_names() -> frozenset[str]:
+    """The animation names of the default library (keyframe files and ``walk``), read from
+    the files' ``name`` keys without building the clips: what a tree may ask the person for."""
+    names = {ClipLibrary.WALK}
+    with importlib.resources.as_file(default_clips_dir()) as folder:
+        for entry in Path(folder).glob("*.yaml"):
+            try:
+                data = yaml.safe_load(entry.read_text())
+            except (OSError, yaml.YAMLError):
+                data = None  # loading the library reports it
+            name = data.get("name") if isinstance(data, dict) else None
+            names.add(str(name) if name else entry.stem)
+    return frozenset(names)

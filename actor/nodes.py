@@ -9,11 +9,17 @@ within a physics step or two), so a reactive tree can switch from one action to 
 
 from __future__ import annotations
 
+import math
+from typing import Any, Mapping
+
 from py_trees.common import Status
 
+from hri.actor.animation import ClipLibrary, clip_names
 from hri.actor.server import Goal, GoalStatus
+from hri.bt.blackboard import Blackboard
+from hri.bt.context import TreeContext
 from hri.bt.node import BTNode
-from hri.bt.ports import Port
+from hri.bt.ports import Port, PortError
 from hri.geometry import Area, Pose
 
 _RESULT = {GoalStatus.SUCCEEDED: Status.SUCCESS, GoalStatus.FAILED: Status.FAILURE,
@@ -21,9 +27,25 @@ _RESULT = {GoalStatus.SUCCEEDED: Status.SUCCESS, GoalStatus.FAILED: Status.FAILU
 
 
 class _ActorGoalNode(BTNode):
-    """Send a goal on the first tick, then follow it until it is done."""
+    """Send a goal on the first tick, then follow it until it is done.
+
+    Literal ports are checked when the tree is loaded (``check_value``): the plugin would
+    only reject the goal at run time, and the person would stand still.
+    """
 
     goal: Goal | None = None
+
+    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
+        super().__init__(name, ports, ctx, blackboard)
+        for port in self.PORTS:
+            message = self.check_value(port.name, self.literal_input(port.name))
+            if message:
+                raise PortError(message)
+
+    @classmethod
+    def check_value(cls, port: str, value: Any) -> str | None:
+        """The problem of a value of ``port``, else None (None: a reference, checked later)."""
+        return None
 
     def send(self, server) -> Goal:
         raise NotImplementedError
@@ -69,6 +91,19 @@ class ActorAnimation(_ActorGoalNode):
         Port("animation_speed", "in", float, 1.0, "playback speed factor (1 = as authored)"),
     )
 
+    @classmethod
+    def check_value(cls, port: str, value: Any) -> str | None:
+        if value is None:
+            return None
+        if port == "animation_name" and value == ClipLibrary.WALK:
+            return "port 'animation_name': 'walk' is the walk cycle: walk with ActorMovement"
+        if port == "animation_name" and value not in clip_names():
+            known = ", ".join(sorted(clip_names() - {ClipLibrary.WALK}))
+            return f"port 'animation_name': unknown animation {value!r} (animations: {known})"
+        if port == "animation_speed" and not (value > 0.0 and math.isfinite(value)):
+            return f"port 'animation_speed': must be positive, got {value}"
+        return None
+
     def send(self, server) -> Goal:
         return server.send_animation(self.get_input("animation_name"), self.get_input("animation_speed"))
 
@@ -84,6 +119,16 @@ class ActorMovement(_ActorGoalNode):
         Port("animation_distance", "in", float, description="metres covered per walk cycle"),
         Port("target", "in", Pose, description="where to walk to (x;y;z;qx;qy;qz;qw)"),
     )
+
+    @classmethod
+    def check_value(cls, port: str, value: Any) -> str | None:
+        if value is None:
+            return None
+        if port == "animation_name" and value != ClipLibrary.WALK:
+            return f"port 'animation_name': the person walks with the 'walk' cycle only, got {value!r}"
+        if port == "animation_distance" and not (value > 0.0 and math.isfinite(value)):
+            return f"port 'animation_distance': must be positive (metres per walk cycle), got {value}"
+        return None
 
     def send(self, server) -> Goal:
         return server.send_movement(self.get_input("animation_name"), self.get_input("animation_distance"),

@@ -7,6 +7,7 @@ parameters. Every problem is reported as ``FILE:LINE: message`` (:class:`hri.err
 
 from __future__ import annotations
 
+import difflib
 import importlib.resources
 import math
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from shapely.geometry import MultiPoint, Polygon
+from shapely.validation import explain_validity
 
 from hri.errors import HriError
 from hri.geometry import Area, Pose, yaw_quaternion
@@ -82,6 +85,9 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
             for key_node, value_node in n.value:
                 key = str(key_node.value)
                 dotted = f"{path}.{key}" if path else key
+                if key in out:  # PyYAML keeps the last silently: the first would be ignored
+                    raise HriError(f"duplicate key '{dotted}' (first on line {lines[dotted]})", file,
+                                   key_node.start_mark.line + 1)
                 lines[dotted] = key_node.start_mark.line + 1
                 out[key] = build(value_node, dotted)
             return out
@@ -100,6 +106,8 @@ class Scenario:
     path: Path
     data: dict
     lines: dict[str, int] = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
+    """The dotted keys set by ``--set``: a problem in one is reported as that option."""
 
     # --- typed views -------------------------------------------------------------
     @property
@@ -136,6 +144,25 @@ class Scenario:
         entries.update(self.data.get("blackboard") or {})
         return entries
 
+    def override_of(self, dotted: str) -> str | None:
+        """The ``--set`` key that gave ``dotted`` (or a part of it, or a mapping holding it)."""
+        for key in reversed(self.overrides):
+            if dotted == key or dotted.startswith((f"{key}.", f"{key}[")) or key.startswith(f"{dotted}."):
+                return key
+        return None
+
+    def error(self, message: str, file: str, dotted: str, *related: str) -> HriError:
+        """``FILE:LINE: message`` at ``dotted``, or ``--set KEY: message`` when ``dotted`` or a
+        ``related`` key (the other side of a check, e.g. the zone that must hold it) came from
+        ``--set``: the file's line would point at a value that is not the one in use."""
+        for key in (dotted, *related):
+            option = self.override_of(key) if key else None
+            if option:
+                for prefix in (f"{option}: ", f"{option} ", f"'{option}' "):  # named once, by the option
+                    message = message.removeprefix(prefix)
+                return HriError(f"--set {option}: {message}")
+        return HriError(message, file, self.line_of(dotted))
+
     def line_of(self, dotted: str) -> int | None:
         while dotted:
             if dotted in self.lines:
@@ -166,8 +193,8 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def apply_override(data: dict, assignment: str, lines: dict[str, int] | None = None) -> None:
-    """Apply one ``--set dotted.key=value`` (value parsed as YAML) in place."""
+def apply_override(data: dict, assignment: str, lines: dict[str, int] | None = None) -> str:
+    """Apply one ``--set dotted.key=value`` (value parsed as YAML) in place; returns the key."""
     if "=" not in assignment:
         raise HriError(f"--set {assignment}: expected KEY=VALUE")
     key, raw = assignment.split("=", 1)
@@ -184,9 +211,12 @@ def apply_override(data: dict, assignment: str, lines: dict[str, int] | None = N
     if not isinstance(node, dict) or parts[-1] not in node:
         raise HriError(f"--set {key}: unknown key '{key}'")
     node[parts[-1]] = value
+    return ".".join(parts)
 
 
-def load_scenario(name_or_path: str, overrides: list[str] | None = None) -> Scenario:
+def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_trees: bool = True) -> Scenario:
+    """Load, override and validate a scenario; with ``check_trees`` also its tree files
+    (:func:`hri.scenario_trees.validate_trees`), so a run fails before the simulation starts."""
     path = resolve_scenario_path(name_or_path)
     shown = name_or_path if not (name_or_path in PRESETS) else str(path)
     try:
@@ -194,10 +224,13 @@ def load_scenario(name_or_path: str, overrides: list[str] | None = None) -> Scen
     except (OSError, UnicodeDecodeError) as err:
         raise HriError(f"cannot read scenario: {err}", shown) from None
     data, lines = _load_with_lines(text, shown)
-    for assignment in overrides or []:
-        apply_override(data, assignment, lines)
-    scenario = Scenario(path, data, lines)
+    keys = [apply_override(data, assignment, lines) for assignment in overrides or []]
+    scenario = Scenario(path, data, lines, keys)
     validate(scenario, shown)
+    if check_trees:
+        from hri.scenario_trees import validate_trees
+
+        validate_trees(scenario, shown)
     return scenario
 
 
@@ -205,25 +238,19 @@ def validate(scenario: Scenario, file: str) -> None:
     """Raise HriError on the first problem (unknown key, wrong type, bad geometry, missing file)."""
     data = scenario.data
 
-    def fail(message: str, dotted: str) -> None:
-        raise HriError(message, file, scenario.line_of(dotted))
+    def fail(message: str, dotted: str, *related: str) -> None:
+        raise scenario.error(message, file, dotted, *related)
 
     for key in _REQUIRED:
         if key not in data:
             fail(f"missing required key '{key}'", "")
     _check_schema(data, _SCHEMA, "", fail)
-    for key in ("duration_s", "physics_rate_hz", "tree_rate_hz"):
-        if float(data["simulation"][key]) <= 0:
-            fail(f"simulation.{key} must be positive", f"simulation.{key}")
-    if not 0.0 <= float(data["robot"]["reduced_velocity"]) <= 1.0:
-        fail("robot.reduced_velocity must be within 0..1", "robot.reduced_velocity")
-    for key in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"):
-        if float(data["safety"][key]) < 0:
-            fail(f"safety.{key} must not be negative", f"safety.{key}")
+    _validate_numbers(data, fail)
+    room = _validate_room(data, fail)
     for section in ("zones", "areas"):
         for name, points in (data.get(section) or {}).items():
             try:
-                Area(_points(points), name)
+                _area(points, name)
             except ValueError as err:
                 fail(f"{section}.{name}: {err}", f"{section}.{name}")
     for name, spec in (data.get("poses") or {}).items():
@@ -237,16 +264,110 @@ def validate(scenario: Scenario, file: str) -> None:
             parse_pose(data[section][sub])
         except (ValueError, KeyError) as err:
             fail(f"{key}: {err}", key)
+    _validate_robot_config(data["robot"].get("config"), fail)
+    _validate_net(data.get("net"), fail)
     _validate_parts(data, fail)
-    zones = scenario.zones
-    room = Area([(0, 0), (data["room"]["size"][0], 0), tuple(data["room"]["size"]), (0, data["room"]["size"][1])])
-    if not zones["warning"].polygon.buffer(1e-9).contains(zones["stop"].polygon):
-        fail("zones.stop must lie inside zones.warning", "zones.stop")
-    if not room.polygon.buffer(1e-9).contains(zones["warning"].polygon):
-        fail("zones.warning must lie inside the room", "zones.warning")
+    _validate_layout(scenario, room, fail)
     for role in ("person", "robot"):
-        if not scenario.tree_path(role).is_file():
-            fail(f"trees.{role}: no such file '{data['trees'][role]}'", f"trees.{role}")
+        if not scenario.tree_path(role).is_file():  # relative to the scenario's folder: say where we looked
+            fail(f"trees.{role}: no such file '{data['trees'][role]}' ({scenario.tree_path(role)})", f"trees.{role}")
+
+
+def _validate_numbers(data: dict, fail) -> None:
+    """Ranges of the scalar parameters (their types are checked by the schema)."""
+    for key in ("duration_s", "physics_rate_hz", "tree_rate_hz"):
+        if float(data["simulation"][key]) <= 0:
+            fail(f"simulation.{key} must be positive", f"simulation.{key}")
+    if not 0.0 <= float(data["robot"]["reduced_velocity"]) <= 1.0:
+        fail("robot.reduced_velocity must be within 0..1", "robot.reduced_velocity")
+    if float(data["person"]["walk_stride_m"]) <= 0:  # metres per walk cycle: the walk would never end
+        fail("person.walk_stride_m must be positive", "person.walk_stride_m")
+    for key in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"):
+        if float(data["safety"][key]) < 0:
+            fail(f"safety.{key} must not be negative", f"safety.{key}")
+
+
+def _validate_room(data: dict, fail) -> Area:
+    """The room's floor as an area: ``room.size`` is [x, y], both positive."""
+    size = data["room"].get("size")
+    if not isinstance(size, list) or len(size) != 2 or not all(_is_number(v) and v > 0 for v in size):
+        fail(f"room.size must be two positive numbers [x, y] in metres, got {size!r}", "room.size")
+    if "wall_height" in data["room"] and float(data["room"]["wall_height"]) < 0:
+        fail("room.wall_height must not be negative", "room.wall_height")
+    x, y = (float(v) for v in size)
+    return Area([(0, 0), (x, 0), (x, y), (0, y)], "room")
+
+
+def _validate_layout(scenario: Scenario, room: Area, fail) -> None:
+    """Zones nest (stop inside warning inside the room); areas and poses lie in the room."""
+    data = scenario.data
+    zones = scenario.zones
+    if not _holds(zones["warning"], zones["stop"]):
+        fail("zones.stop must lie inside zones.warning", "zones.stop", "zones.warning")
+    if not _holds(room, zones["warning"]):
+        fail("zones.warning must lie inside the room", "zones.warning", "room.size")
+    width, depth = room.points[2]
+    where = f"the room (0..{width:g} x 0..{depth:g} m)"
+    for name, area in scenario.areas.items():
+        if not _holds(room, area):
+            fail(f"areas.{name} must lie inside {where}", f"areas.{name}", "room.size")
+    places = {f"poses.{name}": pose for name, pose in scenario.poses.items()}
+    places.update({"robot.base": parse_pose(data["robot"]["base"]), "person.start": parse_pose(data["person"]["start"])})
+    for key, pose in places.items():
+        if not room.contains(pose.x, pose.y):
+            fail(f"{key} must lie inside {where}, is at ({pose.x:g}, {pose.y:g})", key, "room.size")
+
+
+def _holds(outer: Area, inner: Area) -> bool:
+    return outer.polygon.buffer(1e-9).contains(inner.polygon)
+
+
+def _area(points: Any, name: str) -> Area:
+    """An Area, with messages that say what is wrong with the polygon."""
+    corners = _points(points)
+    if len(corners) < 3:
+        raise ValueError(f"an area needs at least 3 points, got {len(corners)}")
+    if MultiPoint(corners).convex_hull.area <= 0.0:  # shapely would call it self-intersecting
+        raise ValueError("the area's polygon is empty (its points lie on one line)")
+    polygon = Polygon(corners)
+    if not polygon.is_valid:
+        reason = explain_validity(polygon)
+        at = reason[reason.index("[") + 1:-1].split() if "[" in reason else []
+        where = f" at ({float(at[0]):g}, {float(at[1]):g})" if len(at) == 2 else ""
+        raise ValueError(f"the area's polygon intersects itself{where}: list the corners in order around it")
+    return Area(corners, name)
+
+
+def _validate_robot_config(config: Any, fail) -> None:
+    """``robot.config``: the arm's parameters (:class:`hri.robot.arm.RobotConfig`)."""
+    from dataclasses import fields
+
+    from hri.robot.arm import RobotConfig, parse_parameter
+
+    if config is None:
+        return
+    if not isinstance(config, dict):
+        fail(f"'robot.config' must be a mapping, got {config!r}", "robot.config")
+    known = {f.name for f in fields(RobotConfig)}
+    for name, value in config.items():
+        key = f"robot.config.{name}"
+        if name not in known:
+            fail(f"unknown key '{key}' (known: {', '.join(sorted(known))})", key)
+        try:
+            parse_parameter(name, value)
+        except ValueError as err:
+            fail(f"{key} {err}", key)
+
+
+def _validate_net(net: Any, fail) -> None:
+    """``net``: the network qualities, checked as the run will (:mod:`hri.net.quality`)."""
+    from hri.net.errors import ConfigError
+    from hri.net.quality import NetworkQuality
+
+    try:
+        NetworkQuality.from_dict(net)
+    except ConfigError as err:  # its message starts with the key path: "net.safety.loss: ..."
+        fail(err.message, err.message.split(":", 1)[0])
 
 
 def _validate_parts(data: dict, fail) -> None:
@@ -276,7 +397,7 @@ def _validate_parts(data: dict, fail) -> None:
 
 def _points(value: Any) -> list[tuple[float, float]]:
     if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 and all(_is_number(c) for c in p) for p in value):
-        raise ValueError("must be a list of [x, y] points")
+        raise ValueError(f"must be a list of [x, y] points, got {value!r}")
     return [(float(x), float(y)) for x, y in value]
 
 
@@ -286,7 +407,9 @@ def _check_schema(data: dict, schema: dict, prefix: str, fail) -> None:
     for key, value in data.items():
         dotted = f"{prefix}.{key}" if prefix else key
         if key not in schema:
-            fail(f"unknown key '{dotted}'", dotted)
+            close = difflib.get_close_matches(str(key), list(schema), n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(schema)}"
+            fail(f"unknown key '{dotted}' ({hint})", dotted)
         expected = schema[key]
         if expected == "any":
             continue

@@ -1,7 +1,8 @@
 """``hri validate``: check tree and scenario files without running them.
 
 A ``.xml`` file is a tree; a ``.yaml``/``.yml`` file is a tree when its top level has the key
-``BTCPP_format`` (the YAML tree format, ``hri.bt.yaml_format``), else a scenario.
+``BTCPP_format`` (the YAML tree format, ``hri.bt.yaml_format``), an animation clip when it has
+the key ``keyframes`` (``hri.actor.clip_check.check_clip``), else a scenario.
 
 Besides errors, a valid tree is checked for blackboard entries it reads but nothing writes
 (:mod:`hri.bt.keys`): a :class:`~hri.bt.keys.TreeWarning` ``FILE:LINE: warning: ...``. For a
@@ -12,6 +13,7 @@ scenario would provide is reported. Warnings do not make the validation fail.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -41,6 +43,8 @@ def validate_files(paths: list[Path], plugins: Sequence[str] = ()) -> list[HriEr
             problems.append(HriError("no such file", str(path)))
         elif path.suffix.lower() == ".xml" or (path.suffix.lower() in (".yaml", ".yml") and _is_yaml_tree(path)):
             problems.extend(validate_tree(str(path), registry))
+        elif path.suffix.lower() in (".yaml", ".yml") and _is_clip(path):
+            problems.extend(_validate_clip(path))
         elif path.suffix.lower() in (".yaml", ".yml"):
             problems.extend(_validate_scenario(path, registry, plugins))
         else:
@@ -81,12 +85,36 @@ def _is_yaml_tree(path: Path) -> bool:
         return False  # the scenario loader reports the unreadable file
 
 
+_CLIP_KEY = re.compile(rb"^keyframes[ \t]*:", re.MULTILINE)
+
+
+def _is_clip(path: Path) -> bool:
+    """True for an animation clip file: a top-level key ``keyframes`` (scenarios have none)."""
+    try:
+        return bool(_CLIP_KEY.search(path.read_bytes()))
+    except OSError:
+        return False  # the scenario loader reports the unreadable file
+
+
+def _validate_clip(path: Path) -> list[HriError]:
+    from hri.actor.clip_check import check_clip
+
+    try:
+        check_clip(path.read_bytes(), str(path))
+    except HriError as err:
+        return [err]
+    except OSError as err:
+        return [HriError(f"cannot read: {err.strerror}", str(path))]
+    return []
+
+
 def _validate_scenario(path: Path, registry: NodeRegistry, plugins: Sequence[str]) -> list[HriError]:
     from hri.bt.plugins import load_plugins, plugin_registry
     from hri.scenario import load_scenario
+    from hri.scenario_trees import check_trees_against
 
     try:
-        scenario = load_scenario(str(path))
+        scenario = load_scenario(str(path), check_trees=False)  # the trees are checked below, all errors
         entries = set(scenario.blackboard_entries())
         scenario_plugins = scenario.data.get("plugins")
         if scenario_plugins:  # the scenario's own node modules, relative to its folder
@@ -97,4 +125,9 @@ def _validate_scenario(path: Path, registry: NodeRegistry, plugins: Sequence[str
     problems: list[HriError] = []
     for role in ("person", "robot"):
         problems.extend(validate_tree(str(scenario.tree_path(role)), registry, entries | set(ROLE_ENTRIES[role])))
+    if not any(not is_warning(p) for p in problems):
+        try:  # what the trees do with the scenario: robot targets in reach, values in range
+            check_trees_against(scenario, str(path), registry)
+        except HriError as err:
+            return [err]
     return problems

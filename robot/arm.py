@@ -13,7 +13,9 @@ wall clock, the planner's random numbers come from ``RobotConfig.seed``.
 from __future__ import annotations
 
 import enum
+import functools
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -33,6 +35,23 @@ DEFAULT_URDF = Path(__file__).resolve().parent.parent / "assets" / "robot" / "lb
 HOME = (0.0, 0.2, 2.0, 0.0, math.pi - 2.2, 0.0)
 
 
+@functools.cache
+def arm_reach(urdf: Path = DEFAULT_URDF) -> tuple[float, float]:
+    """``(shoulder_height, reach)`` in metres, from the URDF's joint offsets.
+
+    The shoulder is the second joint (A2), ``shoulder_height`` above the base along its z
+    axis; ``reach`` is the sum of the offsets from there to ``tool0``: no tool pose is
+    farther than that from the shoulder, whatever the joint angles (the arm stretched
+    straight). A bound used to reject scenario targets the arm can never reach, not an IK
+    check: a target within it may still be unreachable (joint limits, orientation).
+    """
+    from hri.kinematics.urdf import read_urdf
+
+    joints = read_urdf(urdf).path("base_link", "tool0")
+    lengths = [float(np.linalg.norm(joint.origin[:3, 3])) for joint in joints]
+    return sum(lengths[:2]), sum(lengths[2:])
+
+
 class MotionStatus(enum.Enum):
     """Where the arm's current command stands (see :class:`RobotArm`)."""
 
@@ -44,14 +63,55 @@ class MotionStatus(enum.Enum):
     FAILED = "failed"
 
 
-def _six(value: Any, name: str) -> tuple[float, ...]:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _six(value: Any) -> tuple[float, ...]:
     """A scalar (same for all joints) or six values, as a tuple of six floats."""
-    if isinstance(value, (int, float)):
+    if _is_number(value):
         return (float(value),) * 6
-    values = tuple(float(v) for v in value)
-    if len(values) != 6:
-        raise ValueError(f"robot parameter {name!r} needs 1 or 6 values, got {len(values)}")
-    return values
+    if not isinstance(value, (list, tuple)) or not all(_is_number(v) for v in value):
+        raise ValueError(f"must be a number or a list of 6 numbers, got {value!r}")
+    if len(value) != 6:
+        raise ValueError(f"needs 1 or 6 values, got {len(value)}")
+    return tuple(float(v) for v in value)
+
+
+_SIX = ("max_acceleration", "max_jerk", "home")
+_INTEGERS = {"ik_restarts": 1, "rrt_max_iterations": 1, "shortcut_iterations": 0, "seed": 0}  # name -> minimum
+# The other numbers are plain floats; these must be > 0, those >= 0 (0..1: velocity_fraction).
+_POSITIVE = ("goal_tolerance", "rest_velocity", "settle_timeout", "position_tolerance", "orientation_tolerance",
+             "check_resolution", "rrt_step", "position_gain", "velocity_gain")
+_NOT_NEGATIVE = ("collision_margin", "self_collision_margin")
+
+
+def parse_parameter(name: str, value: Any) -> Any:
+    """One robot parameter of a scenario (``robot.config``), typed and range-checked.
+
+    ValueError with a message to follow the parameter's name ("must be positive, got -1");
+    ``name`` must be a known field.
+    """
+    if name in _SIX:
+        values = _six(value)
+        if name != "home" and min(values) <= 0.0:
+            raise ValueError(f"must be positive, got {value!r}")
+        return values
+    if name in _INTEGERS:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"must be an integer, got {value!r}")
+        if value < _INTEGERS[name]:
+            raise ValueError(f"must be {_INTEGERS[name]} or more, got {value}")
+        return int(value)
+    if not _is_number(value):
+        raise ValueError(f"must be a number, got {value!r}")
+    if name == "velocity_fraction" and not 0.0 <= value <= 1.0:
+        raise ValueError(f"must be within 0..1, got {value}")
+    if name in _POSITIVE and value <= 0.0:
+        raise ValueError(f"must be positive, got {value}")
+    if name in _NOT_NEGATIVE and value < 0.0:
+        raise ValueError(f"must not be negative, got {value}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -87,20 +147,13 @@ class RobotConfig:
         if unknown:
             raise ValueError(f"unknown robot parameter {unknown[0]!r} "
                              f"(known: {', '.join(sorted(known))})")
-        values: dict[str, Any] = {}
+        values = {}
         for name, value in d.items():
-            if name in ("max_acceleration", "max_jerk", "home"):
-                values[name] = _six(value, name)
-            elif name in ("ik_restarts", "rrt_max_iterations", "shortcut_iterations", "seed"):
-                values[name] = int(value)
-            else:
-                values[name] = float(value)
-        config = cls(**values)
-        if not 0.0 <= config.velocity_fraction <= 1.0:
-            raise ValueError("robot parameter 'velocity_fraction' must be within 0..1")
-        if min(config.max_acceleration) <= 0.0 or min(config.max_jerk) <= 0.0:
-            raise ValueError("robot acceleration and jerk limits must be positive")
-        return config
+            try:
+                values[name] = parse_parameter(name, value)
+            except ValueError as err:
+                raise ValueError(f"robot parameter {name!r} {err}") from None
+        return cls(**values)
 
     @property
     def planner_settings(self) -> PlannerSettings:

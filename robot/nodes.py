@@ -4,14 +4,23 @@ Both reach the same arm (``ctx.services["robot"]``): a velocity change takes eff
 motion in progress, and RobotMove learns only of the success or failure of the whole motion.
 A halted RobotMove brings the arm to a controlled stop; the arm keeps the target, so the next
 RobotMove to the same target resumes it.
+
+:func:`arm_targets` tells which of the scenario's areas and poses a robot tree moves the tool
+to, for the scenario's reach check (``hri.scenario``).
 """
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from py_trees.common import Status
 
+from hri.bt.blackboard import Blackboard
+from hri.bt.context import TreeContext
+from hri.bt.keys import _Walker
 from hri.bt.node import BTNode
-from hri.bt.ports import Port
+from hri.bt.ports import Port, PortError, reference_key, to_pose
+from hri.bt.tree_files import Element
 from hri.geometry import Pose
 from hri.robot.arm import MotionStatus
 
@@ -46,6 +55,19 @@ class SetRobotVelocity(BTNode):
 
     PORTS = (Port("velocity", "in", float, description="fraction of the joint velocity limits, 0..1"),)
 
+    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
+        super().__init__(name, ports, ctx, blackboard)
+        message = self.check_value("velocity", self.literal_input("velocity"))
+        if message:  # a literal: a load-time error, not one at the first tick
+            raise PortError(message)
+
+    @classmethod
+    def check_value(cls, port: str, value: Any) -> str | None:
+        """The range problem of a ``velocity`` value, else None (also for a reference: None)."""
+        if port == "velocity" and value is not None and not 0.0 <= value <= 1.0:
+            return f"port 'velocity': must be within 0..1, got {value}"
+        return None
+
     def update(self) -> Status:
         velocity = self.get_input("velocity")
         if not 0.0 <= velocity <= 1.0:
@@ -66,6 +88,75 @@ class SetGripper(BTNode):
             return Status.SUCCESS if parts.robot_grasp() else Status.FAILURE
         parts.robot_release()
         return Status.SUCCESS
+
+
+# Nodes whose output pose is made from an input entry: (node ID, output port, input port).
+# The robot's tree turns areas and poses into tool targets with these before RobotMove.
+_POSE_FLOWS = (("OffsetPose", "output", "input"), ("GenerateXYPose", "pose", "area"),
+               ("FindPart", "pose", "area"), ("SetBlackboard", "output_key", "value"))
+
+
+class _TargetWalker(_Walker):
+    """The key walker of :mod:`hri.bt.keys` (blackboard scopes through SubTrees), also
+    recording which entries RobotMove moves to and which entries each pose is made from."""
+
+    def __init__(self, trees: dict[str, Element], registry) -> None:
+        super().__init__(trees, registry)
+        self.targets: set[tuple[int, str]] = set()
+        self.flows: list[tuple[tuple[int, str], tuple[int, str]]] = []  # (made, from)
+        self.literals: list[tuple[Element, Pose]] = []
+
+    def walk(self, element: Element, scope, stack: tuple[str, ...], depth: int) -> None:
+        if element.tag == "RobotMove":
+            self._robot_move(element, scope)
+        for node_id, out, source in _POSE_FLOWS:
+            if element.tag == node_id:
+                made, used = _entry(element, out, scope), _entry(element, source, scope)
+                if made is not None and used is not None:
+                    self.flows.append((made, used))
+        super().walk(element, scope, stack, depth)
+
+    def _robot_move(self, element: Element, scope) -> None:
+        target = _entry(element, "target", scope)
+        if target is not None:
+            self.targets.add(target)
+            return
+        try:
+            self.literals.append((element, to_pose(element.attrib.get("target", ""))))
+        except ValueError:
+            pass  # not a pose: the tree's validation reports it
+
+
+def _entry(element: Element, port: str, scope) -> tuple[int, str] | None:
+    text = element.attrib.get(port)
+    if text is None:
+        return None
+    try:
+        key = reference_key(text, port)
+    except PortError:
+        return None
+    if key is None and port in ("output", "pose", "output_key"):
+        key = text.strip() or None  # an output port may name its key bare
+    return scope.resolve(key) if key else None
+
+
+def arm_targets(trees: dict[str, Element], main: str, registry) -> tuple[set[str], list[tuple[Element, Pose]]]:
+    """What the tree ``main`` moves the robot's tool to: the root blackboard entries (the
+    scenario's areas and poses) its RobotMove targets are made from, following SubTree
+    scopes and OffsetPose, GenerateXYPose, FindPart and SetBlackboard; and the literal
+    RobotMove targets with their elements."""
+    walker = _TargetWalker(trees, registry)
+    root = walker.new_scope()
+    walker.walk_tree(main, root, ())
+    targets = set(walker.targets)
+    grown = True
+    while grown:  # a pose made from an entry makes that entry a target too
+        grown = False
+        for made, source in walker.flows:
+            if made in targets and source not in targets:
+                targets.add(source)
+                grown = True
+    return {key for ident, key in targets if ident == root.ident}, walker.literals
 
 
 def register_nodes(registry) -> None:

@@ -118,14 +118,22 @@ class RandomFailure(BTNode):
 
     def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
         super().__init__(name, ports, ctx, blackboard)
-        chance = self.literal_input("failure_chance")
-        if chance is not None and not 0.0 <= chance <= 1.0:
-            raise PortError(f"port 'failure_chance': must be between 0 and 1, got {chance}")
+        message = self.check_value("failure_chance", self.literal_input("failure_chance"))
+        if message:
+            raise PortError(message)
+
+    @classmethod
+    def check_value(cls, port: str, value: Any) -> str | None:
+        """The range problem of a port value, else None (also used for scenario values)."""
+        if port == "failure_chance" and value is not None and not 0.0 <= value <= 1.0:
+            return f"port 'failure_chance': must be between 0 and 1, got {value}"
+        return None
 
     def update(self) -> Status:
         chance = self.get_input("failure_chance")
-        if not 0.0 <= chance <= 1.0:
-            raise self._error(f"port 'failure_chance': must be between 0 and 1, got {chance}")
+        message = self.check_value("failure_chance", chance)
+        if message:
+            raise self._error(message)
         if self.ctx.rng.random() < chance:
             self.ctx.events("random_failure", node=self.name)
             return Status.FAILURE
@@ -178,10 +186,17 @@ class Sleep(BTNode):
 
     def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
         super().__init__(name, ports, ctx, blackboard)
-        msec = self.literal_input("msec")
-        if msec is not None and msec < 0:
-            raise PortError(f"port 'msec': must be 0 or more, got {msec}")
+        message = self.check_value("msec", self.literal_input("msec"))
+        if message:
+            raise PortError(message)
         self.started_at = 0.0
+
+    @classmethod
+    def check_value(cls, port: str, value: Any) -> str | None:
+        """The range problem of a port value, else None (also used for scenario values)."""
+        if port == "msec" and value is not None and value < 0:
+            return f"port 'msec': must be 0 or more, got {value}"
+        return None
 
     def initialise(self) -> None:
         self.started_at = self.ctx.now()

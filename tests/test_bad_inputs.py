@@ -1,0 +1,90 @@
+"""The bad-input corpus (issue 9): every mistake a user can write gives one clear line.
+
+``tests/bad_inputs/expected.yaml`` lists every file of ``tests/bad_inputs/`` (each a valid
+``_good_*`` file with one mistake) with the exact line ``hri validate`` prints for it, and
+the command-line mistakes (``--set`` values, options, missing files) with theirs. Each must end
+with a non-zero exit, exactly that one line on stderr, and no traceback; ``hri run`` must fail
+before the simulation starts and write no output folder.
+
+``hri validate`` runs in this process (``hri.cli.main``: ~85 files in a few seconds); the
+``hri run`` cases run the installed command in a subprocess, as a user would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hri.cli import main
+from hri.scenario import preset_path
+
+DIR = Path(__file__).parent.resolve() / "bad_inputs"
+MANIFEST = yaml.safe_load((DIR / "expected.yaml").read_text())
+HRI = shutil.which("hri") or str(Path(sys.executable).parent / "hri")
+HELPERS = ("_good_", "_robot_")  # valid files the corpus is made from or refers to
+
+
+def _expand(text: str, out: Path) -> str:
+    presets = str(preset_path("coexistence").parent.resolve())
+    return text.replace("{dir}", str(DIR)).replace("{out}", str(out)).replace("{presets}", presets)
+
+
+def _one_line(code: int, stderr: str) -> str:
+    assert code != 0, stderr
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def _validate(path: Path, capsys: pytest.CaptureFixture) -> tuple[int, str]:
+    code = main(["validate", str(path)])
+    return code, capsys.readouterr().err
+
+
+def _hri(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([HRI, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+def test_the_corpus_has_forty_files_each_in_the_manifest():
+    corpus = sorted(p.name for p in DIR.iterdir() if p.name != "expected.yaml" and not p.name.startswith(HELPERS))
+    assert corpus == sorted(MANIFEST["files"])
+    assert len(corpus) >= 40
+
+
+@pytest.mark.parametrize("path", sorted(p for p in DIR.iterdir() if p.name.startswith(HELPERS)), ids=lambda p: p.name)
+def test_the_files_the_corpus_is_made_from_are_valid(path, capsys):
+    code, stderr = _validate(path, capsys)
+    assert code == 0, stderr
+    if path.name.startswith("_good_"):
+        assert stderr == ""  # not even a warning: each corpus file's one mistake is all that is wrong
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST["files"]))
+def test_bad_file_gives_its_line(name, capsys, tmp_path):
+    entry = MANIFEST["files"][name]
+    out = tmp_path / "out"
+    expected = _expand(entry["error"], out)
+    assert _one_line(*_validate(DIR / name, capsys)) == expected
+    if entry.get("run"):
+        result = _hri("run", str(DIR / name), "--duration", "0.1", "--out", str(out))
+        assert _one_line(result.returncode, result.stderr) == expected
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("entry", MANIFEST["commands"], ids=lambda e: " ".join(e["args"][1:]))
+def test_command_line_mistake_gives_its_line(entry, tmp_path):
+    out = tmp_path / "out"
+    args = [_expand(arg, out) for arg in entry["args"]]
+    if args[0] == "run":
+        args += ([] if "--duration" in args else ["--duration", "0.1"]) + ["--out", str(out)]
+    result = _hri(*args)
+    assert _one_line(result.returncode, result.stderr) == _expand(entry["error"], out)
+    assert not out.exists()
