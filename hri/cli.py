@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from hri.bench import add_bench_parser, bench_command
 from hri.errors import HriError
 
 
@@ -97,6 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--plots", action="store_true", help="also write PNG figures into DIR/plots/")
     stats.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table",
                        help="output format (default: an aligned text table)")
+    add_bench_parser(sub)
     return parser
 
 
@@ -200,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import_pybullet_quietly()  # keeps stdout clean for --json
     handlers = {"run": _cmd_run, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
-                "render": _cmd_render, "stats": _cmd_stats}
+                "render": _cmd_render, "stats": _cmd_stats, "bench": bench_command}
     try:
         code = handlers[args.command](args)
     except HriError as err:

@@ -1,0 +1,107 @@
+"""Bare PyBullet stepping the same world as a scenario's simulation: the physical limit.
+
+:func:`build_bare_world` makes a DIRECT client with exactly the bodies :class:`hri.sim.Simulation`
+creates, in the same order and by the same code: floor, walls and furniture
+(:func:`hri.world.build_world`), the zone patches, the humanoid (:class:`hri.actor.body.HumanoidBody`,
+posed once in its rest pose at the person's start), the robot URDF at its base holding its home
+pose under position control (the gains and forces of :class:`hri.robot.arm.RobotArm`), and the
+parts the feeders put out at the start (:class:`hri.parts.PartManager`, same seed). After that
+only ``stepSimulation`` runs: no trees, no animation, no queries, no messages.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import pybullet as p
+
+from hri.scenario import Scenario, parse_pose
+
+
+@dataclass
+class BareWorld:
+    client: int
+    dt: float
+    robot_id: int
+    humanoid_id: int
+
+    def close(self) -> None:
+        p.disconnect(physicsClientId=self.client)
+
+    def __enter__(self) -> "BareWorld":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _hold_robot(client: int, scenario: Scenario) -> int:
+    """The robot URDF at its base, reset to and held at its home pose (RobotArm._command)."""
+    from hri.robot.arm import DEFAULT_URDF, RobotConfig
+    from hri.robot.scene import read_joint_model
+
+    data = scenario.data
+    base = parse_pose(data["robot"]["base"])
+    config = RobotConfig.from_dict(data["robot"].get("config") or {})
+    body = p.loadURDF(str(DEFAULT_URDF), base.position, base.orientation, useFixedBase=True,
+                      physicsClientId=client)
+    model = read_joint_model(client, body)
+    joints = list(model.indices)
+    for j, q in zip(joints, config.home):
+        p.resetJointState(body, j, float(q), 0.0, physicsClientId=client)
+    n = len(joints)
+    p.setJointMotorControlArray(body, joints, p.POSITION_CONTROL, targetPositions=list(config.home),
+                                targetVelocities=[0.0] * n, forces=[float(f) for f in model.max_effort],
+                                positionGains=[config.position_gain] * n,
+                                velocityGains=[config.velocity_gain] * n, physicsClientId=client)
+    return body
+
+
+def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
+    """The scenario's world in a new DIRECT client (see the module's docstring)."""
+    from hri.actor.animation import ClipLibrary
+    from hri.actor.body import HumanoidBody
+    from hri.parts import PartManager
+    from hri.world import build_world, draw_zones
+
+    data = scenario.data
+    dt = 1.0 / scenario.sim("physics_rate_hz")
+    client = p.connect(p.DIRECT)
+    try:
+        p.setTimeStep(dt, physicsClientId=client)
+        p.setGravity(0, 0, -9.81, physicsClientId=client)
+        furniture = build_world(client, data)
+        draw_zones(client, scenario.zones)
+        start = parse_pose(data["person"]["start"])
+        humanoid = HumanoidBody(client)
+        heading = 0.0 if start.has_null_orientation else start.yaw
+        humanoid.apply(ClipLibrary.default().rest_pose(), start.x, start.y, heading)
+        robot = _hold_robot(client, scenario)
+        # The same parts as the simulation's at its start: Simulation spawns its seeds the same way.
+        parts_seed = np.random.SeedSequence(int(seed)).spawn(5)[3]
+        parts = PartManager(client, data.get("parts") or {}, scenario.areas, furniture, data["furniture"],
+                            np.random.default_rng(parts_seed), lambda *a, **k: None)
+        parts.connect(SimpleNamespace(body_id=robot), humanoid.body_id, lambda: start, lambda: 0.0)
+    except BaseException:
+        p.disconnect(physicsClientId=client)
+        raise
+    return BareWorld(client, dt, robot, humanoid.body_id)
+
+
+def step_bare(world: BareWorld, steps: int) -> float:
+    """Step ``steps`` times; return the wall time in seconds."""
+    step, client = p.stepSimulation, world.client
+    start = time.perf_counter()
+    for _ in range(steps):
+        step(physicsClientId=client)
+    return time.perf_counter() - start
+
+
+def world_counts(client: int) -> dict[str, int]:
+    """Bodies and joints of a client (to check that two worlds hold the same things)."""
+    bodies = [p.getBodyUniqueId(i, physicsClientId=client) for i in range(p.getNumBodies(physicsClientId=client))]
+    joints = [p.getNumJoints(b, physicsClientId=client) for b in bodies]
+    return {"bodies": len(bodies), "joints": sum(joints), "multi_link_bodies": sum(1 for j in joints if j)}

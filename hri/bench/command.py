@@ -1,0 +1,61 @@
+"""``hri bench``: the command line of the benchmark suite (hri/cli.py adds the subcommand)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from hri.bench.registry import BENCHMARKS, DEFAULT_SCENARIOS
+
+if TYPE_CHECKING:
+    from hri.bench.common import BenchSettings
+
+
+def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``bench`` to ``hri``'s subcommands; return its parser."""
+    bench = subparsers.add_parser(
+        "bench", help="measure the simulator's speed and memory (figures, not pass/fail; README 'Performance')")
+    bench.add_argument("--scenario", dest="scenarios", action="append", metavar="NAME",
+                       help="preset or scenario file (repeatable; default: the three presets)")
+    bench.add_argument("--duration", type=float, default=60.0, metavar="S",
+                       help="simulated seconds per timed run and per batch run (default 60)")
+    bench.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per figure; medians (default 3)")
+    bench.add_argument("--only", action="append", default=[], metavar="NAMES",
+                       help=f"comma-separated benchmarks to run (repeatable): {', '.join(BENCHMARKS)}")
+    bench.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    bench.add_argument("--seed", type=int, default=0, help="seed of the benchmarked runs (default 0)")
+    bench.add_argument("--messages", type=int, default=5000, metavar="N",
+                       help="actor round trips per run and mode (default 5000)")
+    bench.add_argument("--batch-runs", type=int, default=4, metavar="N", help="runs per batch measurement (default 4)")
+    bench.add_argument("--batch-workers", type=int, metavar="N",
+                       help="'all workers' of the batch figure (default: the number of CPUs)")
+    bench.add_argument("--memory-duration", type=float, default=600.0, metavar="S",
+                       help="simulated seconds of the memory-growth run (default 600)")
+    return bench
+
+
+def settings_from_args(args: argparse.Namespace) -> "BenchSettings":
+    from hri.bench.common import BenchSettings
+
+    return BenchSettings(scenarios=tuple(args.scenarios or DEFAULT_SCENARIOS), duration_s=args.duration,
+                         repeat=args.repeat, seed=args.seed, messages=args.messages,
+                         batch_runs=args.batch_runs, batch_workers=args.batch_workers,
+                         memory_duration_s=args.memory_duration)
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    """Run the benchmarks; tables (or ``--json``) on stdout, progress on stderr."""
+    from hri.bench.runner import run_benchmarks
+
+    only = [name.strip() for value in args.only for name in value.split(",") if name.strip()]
+    document = run_benchmarks(settings_from_args(args), only,
+                              say=lambda line: print(f"bench: {line}", file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps(document))
+    else:
+        from hri.bench.report import print_report
+
+        print_report(document)
+    return 0

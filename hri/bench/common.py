@@ -1,0 +1,114 @@
+"""What the benchmarks share: their settings, summaries of repeated measurements, scenarios,
+and the start method of their child processes.
+
+Every figure is measured ``repeat`` times and reported as the median of the runs (with the
+runs themselves, so the spread is visible). Nothing here asserts a speed: the benchmarks
+measure, people and the issue tracker judge.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from hri.bench.registry import DEFAULT_SCENARIOS
+from hri.errors import HriError
+
+if TYPE_CHECKING:
+    from hri.scenario import Scenario
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """What to measure, and how much. The defaults are ``hri bench``'s."""
+
+    scenarios: tuple[str, ...] = DEFAULT_SCENARIOS
+    duration_s: float = 60.0          # simulated seconds per timed run (and per batch run)
+    repeat: int = 3                   # medians over this many runs
+    seed: int = 0                     # the same workload in every repeat: only timing varies
+    messages: int = 5000              # actor round trips per repeat and mode
+    batch_runs: int = 4               # runs per batch measurement
+    batch_workers: int | None = None  # "all workers": None is os.cpu_count()
+    memory_duration_s: float = 600.0  # simulated seconds of the memory-growth run
+
+    def check(self) -> "BenchSettings":
+        """Raise :class:`HriError` (one line, like every CLI error) for impossible sizes."""
+        positive = {"--duration": self.duration_s, "--repeat": self.repeat, "--messages": self.messages,
+                    "--batch-runs": self.batch_runs, "--memory-duration": self.memory_duration_s}
+        for flag, value in positive.items():
+            if not value > 0:
+                raise HriError(f"{flag}: must be positive, got {value}")
+        if self.batch_workers is not None and self.batch_workers <= 0:
+            raise HriError(f"--batch-workers: must be positive, got {self.batch_workers}")
+        if self.seed < 0:
+            raise HriError(f"--seed: must not be negative, got {self.seed}")
+        if not self.scenarios:
+            raise HriError("--scenario: give at least one scenario")
+        return self
+
+    @property
+    def all_workers(self) -> int:
+        return self.batch_workers or os.cpu_count() or 1
+
+
+def sig(value: float, digits: int = 4) -> float:
+    """``value`` rounded to ``digits`` significant digits (JSON stays readable)."""
+    return float(f"{value:.{digits}g}")
+
+
+def summary(values: Sequence[float]) -> dict[str, Any]:
+    """The median of repeated measurements, and the runs themselves."""
+    return {"median": sig(statistics.median(values)), "runs": [sig(v) for v in values]}
+
+
+def load(name: str) -> "Scenario":
+    """A scenario by preset name or path (errors as :class:`HriError`)."""
+    from hri.scenario import load_scenario
+
+    return load_scenario(name)
+
+
+def child_context() -> Any:
+    """Child processes start from the forkserver: never a fork of a process holding PyBullet
+    clients or queues (the project's rule, see hri.backends), and unlike ``spawn`` the child's
+    ``ru_maxrss`` does not start at the parent's peak (Linux carries it over an exec)."""
+    import multiprocessing  # not at import: hri/cli.py imports this package at every start
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot, from /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_cpus(window_s: float = 0.5) -> float | None:
+    """How many CPUs other processes keep busy: measured over ``window_s`` while we sleep.
+
+    A better witness than the load average, which still remembers the last minute (our own
+    previous runs included)."""
+    first = _cpu_jiffies()
+    time.sleep(window_s)
+    second = _cpu_jiffies()
+    if first is None or second is None or second[1] == first[1]:
+        return None
+    return round((second[0] - first[0]) / (second[1] - first[1]) * (os.cpu_count() or 1), 2)
+
+
+def loadavg() -> list[float] | None:
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:
+        return None

@@ -1,0 +1,18 @@
+"""The suite's table of contents: the benchmarks by name, and the default scenarios.
+
+Kept free of imports: ``hri`` builds its command line (help text included) at every start.
+"""
+
+from __future__ import annotations
+
+#: name -> (module under hri.bench, what it measures); the order of a full run
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "realtime": ("realtime_factor", "headless real-time factor, and bare PyBullet on the same world"),
+    "breakdown": ("step_breakdown", "time per step by component"),
+    "roundtrip": ("actor_roundtrip", "actor action message round trip, in one process and split"),
+    "batch": ("batch_throughput", "batch throughput with 1 and with all workers"),
+    "memory": ("memory", "peak memory of a run, and memory growth over a long run"),
+}
+
+#: the presets (hri.scenario.PRESETS, not imported: it pulls in YAML)
+DEFAULT_SCENARIOS = ("coexistence", "cooperation", "collaboration")

@@ -1,0 +1,103 @@
+"""``hri bench``'s tables for people (rich), from the document :func:`run_benchmarks` returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from hri.bench.step_breakdown import COMPONENTS
+
+BUSY_CPUS = 0.25  # CPUs kept busy by other processes, before or after the bench, above which it was not idle
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def header(doc: dict[str, Any]) -> str:
+    m, s = doc["machine"], doc["settings"]
+    before, after = doc.get("busy_cpus_before"), doc.get("busy_cpus_after")
+    lines = [f"hri bench, {doc['started']}: {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}, "
+             f"PyBullet {m['pybullet']}",
+             f"{s['duration_s']:g} simulated s per run, medians of {s['repeat']} runs, seed {s['seed']}"]
+    if before is not None and after is not None:
+        busy = max(before, after) > BUSY_CPUS
+        lines.append(f"CPUs busy with other work: {before:.2f} before the bench, {after:.2f} after"
+                     + (" - figures taken under load" if busy else " (idle)"))
+    return "\n".join(lines)
+
+
+def realtime_table(results: dict[str, Any]) -> Table:
+    table = Table(title="Real-time factor (headless) beside bare PyBullet on the same world")
+    table.add_column("scenario", no_wrap=True)
+    for column in ("physics Hz", "RTF full", "RTF bare", "full/bare", "µs/step full", "µs/step bare", "set-up s"):
+        table.add_column(column, justify="right")
+    for name, r in results.items():
+        table.add_row(name, _f(r["physics_rate_hz"], 0), _f(r["full_rtf"]["median"]), _f(r["bare_rtf"]["median"]),
+                      _f(r["ratio"]["median"], 3), _f(r["full_step_us"]), _f(r["bare_step_us"]),
+                      _f(r["setup_s"]["median"], 2))
+    return table
+
+
+def breakdown_table(results: dict[str, Any]) -> Table:
+    table = Table(title="Time per simulation step by component: µs per step (% of the step)")
+    table.add_column("component", no_wrap=True)
+    for name in results:
+        table.add_column(name, justify="right")
+    for key, label in COMPONENTS.items():
+        table.add_row(label, *(f"{_f(r['components'][key]['us_per_step'])} ({r['components'][key]['percent']:.1f}%)"
+                               for r in results.values()))
+    table.add_row("not attributed (loop, timer)", *(_f(r["unaccounted_us_per_step"]) for r in results.values()))
+    table.add_row("[b]total (instrumented)[/b]", *(f"[b]{_f(r['total_us_per_step'])}[/b]" for r in results.values()))
+    return table
+
+
+def roundtrip_table(results: dict[str, Any]) -> Table:
+    table = Table(title="Actor action message round trip (server -> plugin -> server)")
+    for column in ("mode", "median µs", "p95 µs", "round trips per run"):
+        table.add_column(column, justify="left" if column == "mode" else "right")
+    for mode, r in results.items():
+        table.add_row(mode.replace("_", " "), _f(r["median_us"]["median"]), _f(r["p95_us"]["median"]),
+                      str(r["messages"]))
+    return table
+
+
+def batch_table(r: dict[str, Any]) -> Table:
+    title = f"Batch throughput: {r['runs']} runs of {r['duration_s']:g} s of {r['scenario']}"
+    table = Table(title=title)
+    table.add_column("workers")
+    table.add_column("simulated h per wall h", justify="right")
+    for workers, s in r["sim_h_per_h"].items():
+        table.add_row(workers, _f(s["median"]))
+    if "speedup" in r:
+        table.add_row(f"speed-up {r['workers']} vs 1", f"{r['speedup']['median']:.2f}x")
+    return table
+
+
+def memory_table(results: dict[str, Any]) -> Table:
+    table = Table(title="Memory of one run (a fresh process)")
+    table.add_column("scenario", no_wrap=True)
+    for column in ("simulated s", "peak MB", "after set-up MB", "at end MB", "growth MB per sim h",
+                   "events", "trajectory rows"):
+        table.add_column(column, justify="right")
+    for name, r in results.items():
+        table.add_row(name, _f(r["sim_s"], 0), _f(r["peak_rss_mb"]), _f(r["after_setup_mb"]), _f(r["end_mb"]),
+                      _f(r["growth_mb_per_sim_h"], 2), str(r["events"]), str(r["trajectory_rows"]))
+    return table
+
+
+TABLES = {"realtime": realtime_table, "breakdown": breakdown_table, "roundtrip": roundtrip_table,
+          "batch": batch_table, "memory": memory_table}
+
+
+def print_report(doc: dict[str, Any], console: Console | None = None) -> None:
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # piped into a file or a README: rich would assume 80 columns
+            console = Console(width=120)
+    console.print(header(doc), highlight=False)
+    for name, results in doc["results"].items():
+        console.print()
+        console.print(TABLES[name](results))

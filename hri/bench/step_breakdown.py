@@ -1,0 +1,179 @@
+"""Figure 3: the time of one simulation step, split by component.
+
+:func:`instrumented_step` replays :meth:`hri.sim.Simulation.step` call for call with a clock
+around each component; the message passing and the safety link, which run inside other
+components (tree ticks send actions, the plugin reads actions and sends feedback), are timed
+by wrapping the objects they go through, and their time is taken out of the component they
+ran in (:class:`ExclusiveTimer`). The instrumented loop must behave exactly like the real
+one: ``tests/test_bench.py`` compares their trajectories and events.
+
+The per-step figures are averages over all steps (trees tick every ``tree_every`` steps, so
+their figure is their cost spread over the steps in between).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Callable
+
+import pybullet as p
+
+from hri.bench.common import BenchSettings, Say, load, sig
+
+if TYPE_CHECKING:
+    from hri.scenario import Scenario
+    from hri.sim import Simulation
+
+#: component key -> what it covers (the order of the report)
+COMPONENTS: dict[str, str] = {
+    "physics": "physics (stepSimulation)",
+    "actor_animation": "actor animation (plugin.step)",
+    "actor_messages": "actor messages (queues, server.poll)",
+    "robot": "robot (online trajectory, motor commands)",
+    "parts": "parts (carried, conveyors, feeders)",
+    "trees": "trees (both ticks, status log)",
+    "monitor": "zones, speeds, separation (monitor.step)",
+    "statistics": "statistics (trajectory rows, bookkeeping)",
+    "safety_link": "safety link (person's pose over the network)",
+}
+
+
+class ExclusiveTimer:
+    """Accumulates wall time per component; a nested component's time is not its parent's."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self._stack: list[str] = []
+        self._mark = 0.0
+
+    def push(self, name: str) -> None:
+        now = time.perf_counter()
+        if self._stack:
+            self.totals[self._stack[-1]] += now - self._mark
+        self._stack.append(name)
+        self._mark = now
+
+    def pop(self) -> None:
+        now = time.perf_counter()
+        self.totals[self._stack.pop()] += now - self._mark
+        self._mark = now
+
+    def wrap(self, name: str, fn: Callable) -> Callable:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self.push(name)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.pop()
+        return timed
+
+
+class TimedEndpoint:
+    """An actor queue endpoint whose ``send``/``receive`` count as message passing."""
+
+    def __init__(self, endpoint: Any, timer: ExclusiveTimer) -> None:
+        self._endpoint = endpoint
+        self.send = timer.wrap("actor_messages", endpoint.send)
+        self.receive = timer.wrap("actor_messages", endpoint.receive)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._endpoint, name)
+
+
+def instrument(sim: "Simulation", timer: ExclusiveTimer) -> None:
+    """Route the simulation's nested work through ``timer`` (the bench's own Simulation only)."""
+    sim.plugin.endpoint = TimedEndpoint(sim.plugin.endpoint, timer)
+    sim.server.endpoint = TimedEndpoint(sim.server.endpoint, timer)
+    sim.safety_link.publish = timer.wrap("safety_link", sim.safety_link.publish)
+    sim.safety_link.person_pose = timer.wrap("safety_link", sim.safety_link.person_pose)
+
+
+def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
+    """:meth:`hri.sim.Simulation.step`, same calls in the same order, each one timed.
+
+    Observers are not called (the benchmarks run headless, without any). Keep in step with
+    ``Simulation.step``: ``test_instrumented_step_is_the_real_step`` fails when they differ.
+    """
+    push, pop = timer.push, timer.pop
+    t = sim.now()
+    if sim.step_count % sim.tree_every == 0:
+        push("trees")
+        sim._tick_trees()
+        pop()
+    push("actor_animation")
+    sim.plugin.step(t, sim.dt)
+    pop()
+    push("actor_messages")
+    sim.server.poll()
+    pop()
+    push("robot")
+    sim.robot.step(sim.dt)
+    pop()
+    push("parts")
+    sim.parts.step()
+    pop()
+    push("physics")
+    p.stepSimulation(physicsClientId=sim.client)
+    pop()
+    push("statistics")
+    sim.step_count += 1
+    person = sim.plugin.pose
+    pop()
+    push("monitor")
+    sim.monitor.step(sim.now(), person)
+    pop()
+    push("statistics")
+    if sim.step_count % sim.trajectory_every == 0:
+        sim.trajectory.append((round(sim.now(), 6), person.x, person.y, person.yaw, sim.monitor.zone,
+                               sim.robot.velocity_fraction, sim.robot.joint_speed_fraction(),
+                               sim.robot.fastest_point_speed(), sim.monitor.last_separation))
+    pop()
+
+
+def measure_once(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, Any]:
+    """One instrumented run: seconds per component, and the loop's wall time."""
+    from hri.sim import Simulation
+
+    with Simulation(scenario, seed) as sim:
+        steps = int(duration_s / sim.dt + 1e-9)
+        timer = ExclusiveTimer()
+        instrument(sim, timer)
+        start = time.perf_counter()
+        for _ in range(steps):
+            instrumented_step(sim, timer)
+        wall = time.perf_counter() - start
+    return {"steps": steps, "wall_s": wall, "seconds": dict(timer.totals)}
+
+
+def per_step(run: dict[str, Any]) -> dict[str, float]:
+    """Microseconds per step of each component, and of the whole loop."""
+    us = {name: run["seconds"].get(name, 0.0) / run["steps"] * 1e6 for name in COMPONENTS}
+    us["total"] = run["wall_s"] / run["steps"] * 1e6
+    return us
+
+
+def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, Any]:
+    scenario = load(name)
+    measured = []
+    for k in range(settings.repeat):
+        say(f"breakdown: {name} {k + 1}/{settings.repeat}")
+        measured.append(measure_once(scenario, settings.duration_s, settings.seed))
+    runs = [per_step(run) for run in measured]
+    med = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    total = med["total"]
+    accounted = sum(med[c] for c in COMPONENTS)
+    return {
+        "steps": measured[0]["steps"],
+        "components": {c: {"us_per_step": sig(med[c]), "percent": sig(100.0 * med[c] / total, 3)}
+                       for c in COMPONENTS},
+        "total_us_per_step": sig(total),
+        "accounted_us_per_step": sig(accounted),
+        # the loop itself and the timer's own calls between components
+        "unaccounted_us_per_step": sig(total - accounted),
+    }
+
+
+def run(settings: BenchSettings, say: Say) -> dict[str, Any]:
+    return {name: measure_scenario(name, settings, say) for name in settings.scenarios}

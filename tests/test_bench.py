@@ -1,0 +1,156 @@
+"""``hri bench`` (hri/bench/): every benchmark runs at tiny sizes and returns sane, positive
+figures under the documented keys; the instrumented step is the real step and its split adds
+up to the step; the bare PyBullet world holds the same bodies as the simulation's; ``--json``
+parses. No speed is asserted: speeds are measured by the benchmarks, not tested."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+
+import pytest
+from rich.console import Console
+
+from hri.bench import BENCHMARKS, BenchSettings, add_bench_parser, bench_command, run_benchmarks
+from hri.bench.bare_pybullet import build_bare_world, world_counts
+from hri.bench.report import print_report
+from hri.bench.step_breakdown import COMPONENTS, ExclusiveTimer, instrument, instrumented_step, measure_once, per_step
+from hri.errors import HriError
+from hri.scenario import PRESETS, load_scenario
+from hri.sim import Simulation
+
+TINY = BenchSettings(scenarios=("coexistence",), duration_s=0.5, repeat=2, messages=300, batch_runs=2,
+                     batch_workers=2, memory_duration_s=3.0)
+
+
+@pytest.fixture(scope="module")
+def document() -> dict:
+    """The whole suite once, tiny."""
+    return run_benchmarks(TINY)
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="hri")
+    add_bench_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(argv)
+
+
+def _positive(value: float) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def test_document_has_every_benchmark(document: dict) -> None:
+    assert list(document["results"]) == list(BENCHMARKS)
+    assert document["settings"]["repeat"] == 2 and document["machine"]["cpus"] >= 1
+
+
+def test_realtime_factor_beside_bare_pybullet(document: dict) -> None:
+    r = document["results"]["realtime"]["coexistence"]
+    assert r["steps"] == 120 and r["physics_rate_hz"] == 240
+    for key in ("full_rtf", "bare_rtf", "ratio", "setup_s"):
+        assert len(r[key]["runs"]) == 2 and all(_positive(v) for v in r[key]["runs"])
+        assert min(r[key]["runs"]) <= r[key]["median"] <= max(r[key]["runs"])
+    assert _positive(r["full_step_us"]) and _positive(r["bare_step_us"])
+
+
+def test_breakdown_has_every_component(document: dict) -> None:
+    r = document["results"]["breakdown"]["coexistence"]
+    assert list(r["components"]) == list(COMPONENTS)
+    for key in ("physics", "actor_animation", "actor_messages", "robot", "trees", "monitor", "safety_link"):
+        assert _positive(r["components"][key]["us_per_step"]), key
+    assert all(c["us_per_step"] >= 0 and c["percent"] >= 0 for c in r["components"].values())
+    assert r["accounted_us_per_step"] <= r["total_us_per_step"] * 1.001
+
+
+def test_roundtrip_in_one_and_in_two_processes(document: dict) -> None:
+    r = document["results"]["roundtrip"]
+    assert {"in_process", "split_process", "split_process_same_cpu", "split_process_spin"} >= set(r) >= {
+        "in_process", "split_process", "split_process_spin"}
+    for mode in r.values():
+        assert mode["messages"] == 300
+        assert _positive(mode["median_us"]["median"]) and mode["p95_us"]["median"] >= mode["median_us"]["median"]
+
+
+def test_batch_throughput_with_one_and_all_workers(document: dict) -> None:
+    r = document["results"]["batch"]
+    assert set(r["sim_h_per_h"]) == {"1", "2"} and r["workers"] == 2
+    assert all(_positive(s["median"]) for s in r["sim_h_per_h"].values())
+    assert _positive(r["speedup"]["median"])
+
+
+def test_memory_peak_and_growth(document: dict) -> None:
+    r = document["results"]["memory"]["coexistence"]
+    assert r["sim_s"] == pytest.approx(3.0)
+    assert r["peak_rss_mb"] >= r["after_setup_mb"] > r["before_setup_mb"] > 0
+    assert math.isfinite(r["growth_mb_per_sim_h"]) and r["events"] > 0 and r["trajectory_rows"] == 30
+    assert len(r["samples"]) >= 10
+
+
+def test_tables_show_every_benchmark(document: dict) -> None:
+    out = io.StringIO()
+    print_report(document, Console(file=out, width=220))
+    text = out.getvalue()
+    for title in ("Real-time factor", "Time per simulation step", "round trip", "Batch throughput", "Memory"):
+        assert title in text
+    assert "physics (stepSimulation)" in text and "split process" in text
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_bare_world_holds_the_simulations_bodies(name: str) -> None:
+    scenario = load_scenario(name)
+    with Simulation(scenario, seed=0) as sim, build_bare_world(scenario, seed=0) as bare:
+        assert world_counts(bare.client) == world_counts(sim.client)
+        assert bare.dt == sim.dt
+
+
+def test_instrumented_step_is_the_real_step() -> None:
+    """Same trajectory and events as Simulation.step: the breakdown measures the real loop."""
+    scenario = load_scenario("collaboration")
+    with Simulation(scenario, seed=3) as plain:
+        for _ in range(480):
+            plain.step()
+        expected = (plain.trajectory, plain.events.events)
+    with Simulation(scenario, seed=3) as sim:
+        timer = ExclusiveTimer()
+        instrument(sim, timer)
+        for _ in range(480):
+            instrumented_step(sim, timer)
+        assert (sim.trajectory, sim.events.events) == expected
+        assert set(timer.totals) <= set(COMPONENTS)
+
+
+def test_component_split_adds_up_to_the_step() -> None:
+    us = per_step(measure_once(load_scenario("coexistence"), 1.0, seed=0))
+    accounted = sum(us[c] for c in COMPONENTS)
+    assert 0.85 * us["total"] <= accounted <= us["total"] * 1.001
+
+
+def test_exclusive_timer_takes_nested_time_out_of_the_parent() -> None:
+    timer = ExclusiveTimer()
+    inner = timer.wrap("inner", lambda: sum(range(20000)))
+    timer.push("outer")
+    inner()
+    timer.pop()
+    assert timer.totals["inner"] > 0 and timer.totals["outer"] > 0
+    assert set(timer.totals) == {"outer", "inner"}
+
+
+def test_json_output_parses(capsys: pytest.CaptureFixture) -> None:
+    args = _parse(["bench", "--only", "roundtrip", "--repeat", "1", "--messages", "200", "--json"])
+    assert bench_command(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc["results"]) == ["roundtrip"]
+    assert doc["results"]["roundtrip"]["in_process"]["median_us"]["median"] > 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--only", "nope"], "--only: unknown benchmark 'nope'"),
+    (["--repeat", "0"], "--repeat: must be positive"),
+    (["--duration", "-1"], "--duration: must be positive"),
+    (["--scenario", "nowhere"], "unknown scenario 'nowhere'"),
+])
+def test_mistakes_are_one_line_errors(argv: list[str], message: str) -> None:
+    with pytest.raises(HriError, match=message):
+        bench_command(_parse(["bench", *argv]))
