@@ -1,4 +1,4 @@
-"""The ``hri`` command line: ``run``, ``batch``, ``validate``, ``convert``, ``nodes``, ``render``.
+"""The ``hri`` command line: ``run``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``.
 
 See ``interfaces.md`` and ``docs/trees.md`` ("Authoring tools").
 
@@ -153,9 +153,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from hri.validate import validate_files
-
-    from hri.validate import is_warning
+    from hri.validate import is_warning, validate_files
 
     problems = validate_files(args.files, args.plugins)
     for problem in problems:

@@ -14,23 +14,14 @@ in the same tick, so the robot sees the person as before.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Callable
 
-from hri.errors import HriError
 from hri.geometry import Pose
-from hri.net import Broker, ConfigError, Network, Node, Service
+from hri.net import Broker, Network, Node, Service
 
 SERVICE = "safety"
 IDENTIFIERS = ["safety-monitor", SERVICE]
 POSE_STREAM = "person_pose"
-
-
-def network_from_scenario(net: Mapping[str, Any] | None, seed: int, file: str, line: int | None) -> Network:
-    """The run's network with the scenario's ``net`` qualities; ``FILE:LINE`` errors for bad keys."""
-    try:
-        return Network(net or {}, seed=seed)
-    except ConfigError as err:
-        raise HriError(err.message, file, line) from None
 
 
 class SafetyLink:

@@ -34,7 +34,8 @@ from hri.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.mqueue import RunQueues, cleanup_stale
 from hri.parts import PartManager
 from hri.robot.arm import RobotArm, RobotConfig
-from hri.safety_link import SafetyLink, network_from_scenario
+from hri.net import Network
+from hri.safety_link import SafetyLink
 from hri.scenario import Scenario, parse_pose
 from hri.stats import EventLog, RunStats
 from hri.world import build_static_scene, build_world, draw_zones
@@ -166,8 +167,7 @@ class Simulation:
         for key, value in entries.items():
             self.person_bb.set(key, value)
             self.robot_bb.set(key, value)
-        network = network_from_scenario(data.get("net"), int(net_seed.generate_state(1)[0]),
-                                        str(self.scenario.path), self.scenario.line_of("net"))
+        network = Network(data.get("net") or {}, seed=int(net_seed.generate_state(1)[0]))  # checked on load
         self.safety_link = SafetyLink(network, self.now, self.plugin.pose)
         self.robot_bb.set("human_pose", self.plugin.pose)
         person_ctx = TreeContext(np.random.default_rng(person_seed), self.now,
@@ -246,12 +246,16 @@ class Simulation:
         self.step_count += 1
         person = self.plugin.pose
         self.monitor.step(self.now(), person)
+        self._record_trajectory(person)
+        for observer in self.observers:
+            observer.after_step(self)
+
+    def _record_trajectory(self, person) -> None:
+        """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""
         if self.step_count % self.trajectory_every == 0:
             self.trajectory.append((round(self.now(), 6), person.x, person.y, person.yaw, self.monitor.zone,
                                     self.robot.velocity_fraction, self.robot.joint_speed_fraction(),
                                     self.robot.fastest_point_speed(), self.monitor.last_separation))
-        for observer in self.observers:
-            observer.after_step(self)
 
     def run(self, duration_s: float) -> dict[str, Any]:
         """Run for ``duration_s`` simulated seconds; return the statistics object.

@@ -3,7 +3,8 @@
 import pytest
 
 from hri.geometry import Pose
-from hri.safety_link import SafetyLink, network_from_scenario
+from hri.net import Network
+from hri.safety_link import SafetyLink
 from hri.scenario import load_scenario
 from hri.sim import run_scenario
 from test_cli import _one_error_line, hri
@@ -24,7 +25,7 @@ def _walk(link: SafetyLink, ticks: int) -> list[tuple[float, float]]:
 @pytest.mark.parametrize("latency", [0.0, 0.1, 0.25])
 def test_the_tree_sees_the_pose_published_one_latency_ago(latency):
     clock = [0.0]
-    network = network_from_scenario({"safety": {"latency": latency}}, 1, "scenario.yaml", 1)
+    network = Network({"safety": {"latency": latency}}, seed=1)
     link = SafetyLink(network, lambda: clock[0], Pose(x=-1.0))
     for t, x in _walk(link, 40):
         clock[0] = t
@@ -34,7 +35,7 @@ def test_the_tree_sees_the_pose_published_one_latency_ago(latency):
 
 
 def test_a_lost_channel_leaves_the_last_pose():
-    network = network_from_scenario({"safety": {"loss": 1.0}}, 1, "scenario.yaml", 1)
+    network = Network({"safety": {"loss": 1.0}}, seed=1)
     link = SafetyLink(network, lambda: 0.0, Pose(x=-1.0))
     assert {x for _, x in _walk(link, 20)} == {-1.0}
 

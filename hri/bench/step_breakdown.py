@@ -125,10 +125,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
     sim.monitor.step(sim.now(), person)
     pop()
     push("statistics")
-    if sim.step_count % sim.trajectory_every == 0:
-        sim.trajectory.append((round(sim.now(), 6), person.x, person.y, person.yaw, sim.monitor.zone,
-                               sim.robot.velocity_fraction, sim.robot.joint_speed_fraction(),
-                               sim.robot.fastest_point_speed(), sim.monitor.last_separation))
+    sim._record_trajectory(person)
     pop()
 
 
