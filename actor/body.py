@@ -1,7 +1,9 @@
 """The person's body in PyBullet: the humanoid loaded kinematically and posed every step.
 
 It collides with nothing (group 0, mask 0) but ``getClosestPoints`` against it still works;
-its joint motors are switched off, so posing it is all it costs the physics step.
+its joint motors are switched off, so posing it is all it costs the physics step. Where its
+right hand is comes from the shared kinematics core (:mod:`hri.kinematics`) on the same
+URDF's arm chain, fed with the pose the body was given.
 """
 
 from __future__ import annotations
@@ -10,8 +12,13 @@ import numpy as np
 import pybullet
 
 from hri.actor.animation import BALL_JOINTS, FOOT_SOLE, HINGE_JOINTS, SCALE, URDF_PATH, BodyPose, data_path
+from hri.kinematics import Chain
 from hri.actor.quaternions import Q_MODEL_TO_WORLD, qmul, qrotate, qyaw
 from hri.quiet import c_output_silenced
+
+
+HAND_LINK = "right_wrist"
+_CHEST, _SHOULDER, _ELBOW = BALL_JOINTS.index("chest"), BALL_JOINTS.index("right_shoulder"), HINGE_JOINTS.index("right_elbow")
 
 
 class HumanoidBody:
@@ -36,6 +43,9 @@ class HumanoidBody:
                          + [self.joint_index[n] for n in HINGE_JOINTS])
         self._zero_vel = [[0.0, 0.0, 0.0]] * len(BALL_JOINTS) + [[0.0]] * len(HINGE_JOINTS)
         self._ankles = [self.joint_index["left_ankle"], self.joint_index["right_ankle"]]
+        self.arm = Chain.from_urdf(data_path(URDF_PATH), "base", HAND_LINK, scale=SCALE)
+        self._arm_q = np.concatenate([[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0]])
+        self._base = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
 
     def _switch_off_joint_motors(self) -> None:
         """PyBullet gives every joint a default motor; the ball-joint motors alone cost ~150 us
@@ -63,7 +73,16 @@ class HumanoidBody:
         targets = [list(q) for q in pose.balls] + [[float(a)] for a in pose.hinges]
         pybullet.resetJointStatesMultiDof(self.body_id, self._indices, targets, self._zero_vel,
                                           physicsClientId=self.client)
+        self._base = (tuple(position), tuple(orientation))
+        self._arm_q = np.concatenate([pose.balls[_CHEST], pose.balls[_SHOULDER], [pose.hinges[_ELBOW]]])
         return position, orientation
+
+    def hand_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
+        """The right hand's frame (the ``right_wrist`` link) in the world: position and
+        quaternion, by forward kinematics of the arm chain (chest, shoulder, elbow)."""
+        self.arm.base_pose = self._base
+        position, orientation = self.arm.tip_pose(self._arm_q)
+        return tuple(position), tuple(orientation)
 
     def foot_positions(self) -> tuple[np.ndarray, np.ndarray]:
         """World positions of the left and right soles' centres (from PyBullet's kinematics)."""

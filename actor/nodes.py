@@ -1,10 +1,12 @@
 """The person's tree nodes: ActorAnimation and ActorMovement (thesis "Menschenspezifische Nodes").
 
-Both send one goal to the actor server (``ctx.services["actor"]``) and stay RUNNING until the
-goal is done: SUCCESS when the plugin completed it, FAILURE when it was rejected, failed or
-cancelled. A node halted by its parent cancels its goal. A goal rejected only because the
-previous one is still being cancelled is sent again on the next tick (the cancel completes
-within a physics step or two), so a reactive tree can switch from one action to the next.
+Both send one goal to the actor server over the service network (``ctx.services["actor"]``,
+an :class:`~hri.actor.service.ActorClient`) and stay RUNNING until the goal is done: SUCCESS
+when the plugin completed it, FAILURE when it was rejected, failed or cancelled, or when the
+request was lost on the way. A node halted by its parent cancels its goal. A goal rejected
+only because the previous one is still being cancelled is sent again on the next tick (the
+cancel completes within a physics step or two), so a reactive tree can switch from one
+action to the next. GrabPart and ReleasePart ask the ``parts`` service.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from typing import Any, Mapping
 from py_trees.common import Status
 
 from hri.actor.animation import ClipLibrary, clip_names
-from hri.actor.server import Goal, GoalStatus
+from hri.actor.server import GoalStatus
+from hri.actor.service import ActorClient, GoalHandle
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
-from hri.bt.node import BTNode
+from hri.bt.node import BTNode, ServiceCallNode
 from hri.bt.ports import Port, PortError
 from hri.geometry import Area, Pose
+from hri.net import Future
 
 _RESULT = {GoalStatus.SUCCEEDED: Status.SUCCESS, GoalStatus.FAILED: Status.FAILURE,
            GoalStatus.CANCELED: Status.FAILURE, GoalStatus.REJECTED: Status.FAILURE}
@@ -33,7 +37,8 @@ class _ActorGoalNode(BTNode):
     only reject the goal at run time, and the person would stand still.
     """
 
-    goal: Goal | None = None
+    goal: GoalHandle | None = None
+    started = False
 
     def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
         super().__init__(name, ports, ctx, blackboard)
@@ -47,7 +52,7 @@ class _ActorGoalNode(BTNode):
         """The problem of a value of ``port``, else None (None: a reference, checked later)."""
         return None
 
-    def send(self, server) -> Goal:
+    def send(self, actor: ActorClient) -> GoalHandle:
         raise NotImplementedError
 
     def describe(self) -> dict:
@@ -55,30 +60,28 @@ class _ActorGoalNode(BTNode):
 
     def initialise(self) -> None:
         self.goal = None
+        self.started = False
 
     def update(self) -> Status:
-        server = self.ctx.services["actor"]
-        if self.goal is None or self._retry_after_cancel(server):
-            self.goal = self.send(server)
-            if self.goal.status is GoalStatus.REJECTED and self._previous_canceling(server):
-                return Status.RUNNING
+        actor: ActorClient = self.ctx.services["actor"]
+        if self.goal is not None and self.goal.request.pending:
+            return Status.RUNNING  # the answer is on the way
+        if self.goal is None or actor.rejected_while_canceling(self.goal):
+            self.goal = self.send(actor)
+            return Status.RUNNING
+        status = actor.status(self.goal)
+        if not self.started:
+            self.started = True
             self.ctx.events("person_action_started", node=self.name, **self.describe())
-        status = _RESULT.get(self.goal.status, Status.RUNNING)
-        if status is not Status.RUNNING:
-            self.ctx.events("person_action_finished", node=self.name, result=self.goal.status.value,
-                            **self.describe())
-        return status
-
-    def _retry_after_cancel(self, server) -> bool:
-        return self.goal is not None and self.goal.status is GoalStatus.REJECTED and not server.busy
-
-    @staticmethod
-    def _previous_canceling(server) -> bool:
-        current = server.current_goal
-        return current is not None and current.status is GoalStatus.CANCELING
+        result = _RESULT.get(status, Status.RUNNING)
+        if result is not Status.RUNNING:
+            error = actor.error(self.goal)
+            self.ctx.events("person_action_finished", node=self.name, result=status.value,
+                            **self.describe(), **({"error": error} if error else {}))
+        return result
 
     def on_halted(self) -> None:
-        if self.goal is not None and not self.goal.done:
+        if self.goal is not None and not self.goal.request.failed:
             self.ctx.services["actor"].cancel(self.goal)
             self.ctx.events("person_action_cancelled", node=self.name, **self.describe())
 
@@ -104,8 +107,8 @@ class ActorAnimation(_ActorGoalNode):
             return f"port 'animation_speed': must be positive, got {value}"
         return None
 
-    def send(self, server) -> Goal:
-        return server.send_animation(self.get_input("animation_name"), self.get_input("animation_speed"))
+    def send(self, actor: ActorClient) -> GoalHandle:
+        return actor.animate(self.get_input("animation_name"), self.get_input("animation_speed"))
 
     def describe(self) -> dict:
         return {"animation": self.get_input("animation_name")}
@@ -130,33 +133,38 @@ class ActorMovement(_ActorGoalNode):
             return f"port 'animation_distance': must be positive (metres per walk cycle), got {value}"
         return None
 
-    def send(self, server) -> Goal:
-        return server.send_movement(self.get_input("animation_name"), self.get_input("animation_distance"),
-                                    self.get_input("target"))
+    def send(self, actor: ActorClient) -> GoalHandle:
+        return actor.move(self.get_input("animation_name"), self.get_input("animation_distance"),
+                          self.get_input("target"))
 
     def describe(self) -> dict:
         target = self.get_input("target")
         return {"animation": self.get_input("animation_name"), "target": [round(target.x, 4), round(target.y, 4)]}
 
 
-class GrabPart(BTNode):
+class GrabPart(ServiceCallNode):
     """Take the free part nearest to the right hand (within reach, optionally only from
     ``area``) into the hand; FAILURE if there is none. Use it at the end of a reach."""
 
     PORTS = (Port("area", "in", Area, None, "only parts lying in this area"),)
 
-    def update(self) -> Status:
+    def request(self) -> Future:
         area = self.get_input("area") if self.has_input("area") else None
-        return Status.SUCCESS if self.ctx.services["parts"].person_grab(area) else Status.FAILURE
+        return self.ctx.services["parts"].person_grab(area)
+
+    def result(self, grabbed: bool) -> Status:
+        return Status.SUCCESS if grabbed else Status.FAILURE
 
 
-class ReleasePart(BTNode):
+class ReleasePart(ServiceCallNode):
     """Put the part in the hand down on the surface below it; SUCCESS (also with an empty hand)."""
 
     PORTS = ()
 
-    def update(self) -> Status:
-        self.ctx.services["parts"].person_release()
+    def request(self) -> Future:
+        return self.ctx.services["parts"].person_release()
+
+    def result(self, surface: str | None) -> Status:
         return Status.SUCCESS
 
 

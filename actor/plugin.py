@@ -120,6 +120,10 @@ class ActorPlugin:
         """World positions (left, right) of the soles' centres."""
         return self._body.foot_positions()
 
+    def hand_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
+        """The right hand's frame in the world (position, quaternion), by the shared kinematics."""
+        return self._body.hand_pose()
+
     def step(self, sim_time: float, dt: float) -> None:
         self._time = sim_time
         if self.state == ActorState.SETUP:

@@ -33,6 +33,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
     run.add_argument("--gui", action="store_true", help="open PyBullet's 3D window")
     run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
+    run.add_argument("--split", action="store_true",
+                     help="run each tree in a process of its own (same results; docs/network.md)")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     run.add_argument("--out", type=Path, help="write stats.json and events.jsonl into this folder")
     run.add_argument("--record", type=Path, metavar="VIDEO",
@@ -130,7 +132,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         observers.append(TreeView())
     stats = run_scenario(scenario, duration, seed=args.seed, gui=args.gui, realtime=args.realtime,
-                         out_dir=args.out, observers=observers)
+                         out_dir=args.out, observers=observers, split=args.split)
     if args.json:
         print(json.dumps(stats))
     else:

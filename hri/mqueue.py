@@ -39,6 +39,8 @@ from pathlib import Path
 
 import posix_ipc
 
+from hri.files import is_alive
+
 QUEUE_MODE = 0o600
 PREFIX_PATTERN = re.compile(r"^/hri-[0-9]+-[0-9a-f]{12}$")
 _SUFFIX_PATTERN = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
@@ -124,15 +126,9 @@ def _process_start_time(pid: int) -> int | None:
 
 
 def _process_alive(pid: int, start_time: int | None = None) -> bool:
-    """True unless ``pid`` is certainly gone (or reused by another process)."""
-    if pid <= 0:
+    """True unless ``pid`` is certainly gone (a zombie counts as gone) or reused by another process."""
+    if pid <= 0 or not is_alive(pid):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, belongs to someone else: that can only be a reused pid or a live run
     if start_time is not None:
         current = _process_start_time(pid)
         if current is not None and current != start_time:

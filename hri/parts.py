@@ -22,7 +22,6 @@ import pybullet as p
 
 from hri.geometry import Area, Pose
 
-HAND_LINK = "right_wrist"
 REFILL_EVERY = 120  # physics steps between feeder and sink checks
 
 
@@ -114,7 +113,7 @@ class PartManager:
         self.robot = None
         self.person_body: int | None = None
         self.person_pose: Callable[[], Pose] | None = None
-        self._hand_link: int | None = None
+        self._hand_pose: Callable[[], tuple] | None = None
         self.now: Callable[[], float] = lambda: 0.0
 
     @staticmethod
@@ -124,15 +123,15 @@ class PartManager:
         return Conveyor(name, body, tuple(spec["center"]), sx / 2, sy / 2, sz, (math.cos(yaw), math.sin(yaw)),
                         float(spec["speed"]))
 
-    def connect(self, robot, person_body: int, person_pose: Callable[[], Pose], now: Callable[[], float]) -> None:
-        """Give the manager the robot (its tool) and the person (body, pose) once both exist."""
+    def connect(self, robot, person_body: int, person_pose: Callable[[], Pose], hand_pose: Callable[[], tuple],
+                now: Callable[[], float]) -> None:
+        """Give the manager the robot (its tool) and the person (body, pelvis pose, right hand's
+        frame as position and quaternion) once both exist."""
         self.robot = robot
         self.person_body = person_body
         self.person_pose = person_pose
+        self._hand_pose = hand_pose
         self.now = now
-        for j in range(p.getNumJoints(person_body, physicsClientId=self.client)):
-            if p.getJointInfo(person_body, j, physicsClientId=self.client)[12].decode() == HAND_LINK:
-                self._hand_link = j
         self.refill()
 
     # --- queries ----------------------------------------------------------------------
@@ -265,10 +264,6 @@ class PartManager:
             frame = self._hand_pose()
         position, orientation = p.multiplyTransforms(*frame, *part.grip_offset)
         p.resetBasePositionAndOrientation(part.body_id, position, orientation, physicsClientId=self.client)
-
-    def _hand_pose(self):
-        state = p.getLinkState(self.person_body, self._hand_link, physicsClientId=self.client)
-        return state[4], state[5]
 
     def _release(self, part: Part, at: tuple[float, float, float], tally: dict[str, int]) -> str:
         x, y, z = at

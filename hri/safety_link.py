@@ -1,54 +1,61 @@
-"""The safety channel: the person's pose from the safety monitor to the robot's tree, over the service network.
+"""The safety channel: the person's pose and zone from the safety monitor to the robot's tree.
 
-The safety monitor offers the ``safety`` service (identifiers ``safety-monitor``, ``safety``)
-with a keep-last ``person_pose`` stream; the robot's tree finds it through the broker by its
-identifiers and reads the newest pose that has *arrived*. The ``safety`` channel's network
-quality (scenario key ``net.safety``: latency, jitter, loss, bandwidth; see
-``docs/network.md``) is therefore what the robot's reaction sees, in simulated time, while
-the monitor's own checks (zones, speed limits, violations) keep using the true pose: a late
-or lost pose shows up as a deeper intrusion and as violations.
+The simulation's safety monitor offers the ``safety`` service (identifiers
+``safety-monitor``, ``safety``) with a keep-last ``person_pose`` stream: the person's pelvis
+pose and zone, published before the trees tick. The robot's tree executor finds it through
+the broker and writes the newest sample that has *arrived* to its blackboard (``human_pose``,
+``human_zone``). The ``safety`` channel's network quality (scenario key ``net.safety``:
+latency, jitter, loss, bandwidth; see ``docs/network.md``) is therefore what the robot's
+reaction sees, in simulated time, while the monitor's own checks (zones, speed limits,
+violations) keep using the true pose: a late or lost pose shows up as a deeper intrusion
+and as violations.
 
 With an ideal channel (the presets' default) a pose published before the trees tick arrives
-in the same tick, so the robot sees the person as before.
+in the same tick, so the robot sees the person as it is.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 from hri.geometry import Pose
-from hri.net import Broker, Network, Node, Service
+from hri.net import Service, Subscription
 
 SERVICE = "safety"
-IDENTIFIERS = ["safety-monitor", SERVICE]
+IDENTIFIERS = ("safety-monitor", SERVICE)
 POSE_STREAM = "person_pose"
+QUERY = {"all_of": [SERVICE], "stream": POSE_STREAM}
 
 
-class SafetyLink:
-    """Both ends of the safety channel in one process: publish on the monitor's side, read on the tree's."""
+class SafetyService:
+    """The monitor's side: the ``safety`` service and its ``person_pose`` stream."""
 
-    def __init__(self, network: Network, clock: Callable[[], float], start: Pose) -> None:
-        self.network = network
-        broker = Broker()
-        self._monitor_node = Node(network.endpoint("safety-monitor"), clock=clock)
-        self._service = Service(SERVICE, IDENTIFIERS, {}, streams=[POSE_STREAM])
-        broker.register(self._monitor_node.offer(self._service))
-        self._tree_node = Node(network.endpoint("robot-tree"), clock=clock)
-        record = broker.discover(all_of=[SERVICE])
-        self._poses = self._tree_node.client(record).subscribe(POSE_STREAM)
-        self._last = start
-        self.received = 0
+    def __init__(self) -> None:
+        self.service = Service(SERVICE, IDENTIFIERS, {}, streams=[POSE_STREAM])
 
-    def publish(self, now: float, pose: Pose) -> None:
-        """The monitor's side: send the person's true pose and deliver what has arrived by ``now``."""
-        self.network.advance(now)  # a subscription made at start has reached the service by now
-        self._service.publish(POSE_STREAM, [pose.x, pose.y, pose.z, pose.qz, pose.qw])
-        self.network.advance(now)  # an ideal channel delivers at once
+    def publish(self, pose: Pose, zone: str | None) -> None:
+        """One sample: the pelvis pose (x, y, z and the yaw quaternion's qz, qw) and the zone."""
+        self.service.publish(POSE_STREAM, {"pose": [pose.x, pose.y, pose.z, pose.qz, pose.qw], "zone": zone})
+
+
+class SafetyClient:
+    """The tree's side: the newest pose that has arrived (``start`` before the first)."""
+
+    def __init__(self, subscription: Subscription, start: Pose) -> None:
+        self._poses = subscription
+        self._pose = start
+        self._zone: str | None = None
+
+    def _read(self) -> None:
+        sample = self._poses.take()
+        if sample is not None:
+            x, y, z, qz, qw = sample["pose"]
+            self._pose = Pose(x, y, z, 0.0, 0.0, qz, qw)
+            self._zone = sample["zone"]
 
     def person_pose(self) -> Pose:
-        """The tree's side: the newest pose that has arrived (the start pose before the first)."""
-        sample = self._poses.latest()
-        if sample is not None:
-            x, y, z, qz, qw = sample
-            self._last = Pose(x, y, z, 0.0, 0.0, qz, qw)
-        return self._last
+        self._read()
+        return self._pose
+
+    def person_zone(self) -> str | None:
+        """The zone the monitor had when it sent the newest pose (None before the first)."""
+        self._read()
+        return self._zone

@@ -1,8 +1,11 @@
 """The simulation loop: one scenario, one seed, lockstep in simulated time.
 
 :class:`Simulation` builds the world in its own PyBullet client, starts the person (actor
-plugin and actor server over two POSIX message queues), the robot, and the two trees loaded
-from the scenario's files, then steps everything at the fixed physics rate (see
+plugin and actor server over two POSIX message queues), the robot, the service network
+with the simulation's services (:mod:`hri.services`), and the two tree executors
+(:mod:`hri.tree_host`), which reach the world only through that network: in this process,
+or with ``split`` each in a process of its own (:mod:`hri.tree_process`), with the same
+results for the same seed. Then it steps everything at the fixed physics rate (see
 ``docs/architecture.md`` for the order within a step). Nothing here reads the wall clock
 except to report how fast the run went and, with ``realtime``, to pace it.
 """
@@ -15,7 +18,6 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 import numpy as np
-import py_trees
 import pybullet as p
 
 from hri import live_view
@@ -23,25 +25,23 @@ from hri.actor.animation import ClipLibrary
 from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
 from hri.actor.server import ActorServer
-from hri.bt.blackboard import Blackboard
-from hri.bt.context import TreeContext
-from hri.bt.factory import default_registry
-from hri.bt.plugins import load_plugins
-from hri.bt.status import TreeStatusLog
-from hri.bt.xml_loader import load_tree
+from hri.called import CalledFlag
 from hri.errors import HriError
 from hri.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.mqueue import RunQueues, cleanup_stale
 from hri.parts import PartManager
 from hri.robot.arm import RobotArm, RobotConfig
 from hri.net import Network
-from hri.safety_link import SafetyLink
 from hri.scenario import Scenario, parse_pose
+from hri.services import SimulationServices
 from hri.stats import EventLog, RunStats
+from hri.tree_host import TickResult, TreeHost
+from hri.tree_process import RemoteTreeHost
 from hri.world import build_static_scene, build_world, draw_zones
 
 
 TRAJECTORY_PERIOD_S = 0.1  # trajectory.csv: one row per 0.1 simulated seconds
+SETUP_ROUNDS = 3  # zero-time exchanges at set-up: discovery, subscriptions, their answers
 
 
 class Observer(Protocol):
@@ -59,44 +59,16 @@ class Observer(Protocol):
     def finish(self, sim: "Simulation") -> None: ...
 
 
-class CalledFlag:
-    """Whether the robot is calling the person: the state both trees share (IsCalled, SetCalledTo)."""
-
-    def __init__(self, events: EventLog, now) -> None:
-        self._called = False
-        self._since: float | None = None
-        self._events = events
-        self._now = now
-        self.calls = 0
-        self.response_times: list[float] = []
-
-    def get(self) -> bool:
-        return self._called
-
-    def set(self, value: bool) -> None:
-        value = bool(value)
-        if value == self._called:
-            return
-        t = self._now()
-        self._called = value
-        if value:
-            self.calls += 1
-            self._since = t
-            self._events.emit(t, "person_called")
-        else:
-            self.response_times.append(t - (self._since if self._since is not None else t))
-            self._events.emit(t, "person_released", response_s=round(self.response_times[-1], 6))
-
-
 class Simulation:
     """One run. Use as a context manager so the queues and the PyBullet client are released."""
 
     def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False,
-                 observers: Sequence["Observer"] = ()):
+                 observers: Sequence["Observer"] = (), split: bool = False):
         self.scenario = scenario
         self.seed = int(seed)
         self.gui = gui
         self.realtime = realtime
+        self.split = split
         self.dt = 1.0 / scenario.sim("physics_rate_hz")
         self.tree_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("tree_rate_hz")))
         self.step_count = 0
@@ -108,6 +80,7 @@ class Simulation:
         self.queues: RunQueues | None = None
         self.observers: list[Observer] = list(observers)
         self._started: list[Observer] = []  # finished in close(), however the run ends
+        self.trees: dict[str, TreeHost | RemoteTreeHost] = {}
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
@@ -153,33 +126,16 @@ class Simulation:
                                               "seed": int(planner_seed.generate_state(1)[0])})
         self.robot = RobotArm(self.client, parse_pose(data["robot"]["base"]),
                               lambda c: build_static_scene(c, data), robot_config)
-        self.called = CalledFlag(self.events, self.now)
+        self.called = CalledFlag(self.events.emit, self.now)
         self.parts = PartManager(self.client, data.get("parts") or {}, self.scenario.areas, furniture,
                                  data["furniture"], np.random.default_rng(parts_seed), self._world_events)
-        self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.now)
-
-        registry = default_registry()
-        load_plugins(registry, data.get("plugins"), self.scenario.path.parent, str(self.scenario.path),
-                     self.scenario.line_of("plugins"))
-        entries = self.scenario.blackboard_entries()
-        self.person_bb = Blackboard()
-        self.robot_bb = Blackboard()
-        for key, value in entries.items():
-            self.person_bb.set(key, value)
-            self.robot_bb.set(key, value)
-        network = Network(data.get("net") or {}, seed=int(net_seed.generate_state(1)[0]))  # checked on load
-        self.safety_link = SafetyLink(network, self.now, self.plugin.pose)
-        self.robot_bb.set("human_pose", self.plugin.pose)
-        person_ctx = TreeContext(np.random.default_rng(person_seed), self.now,
-                                 {"actor": self.server, "called": self.called, "parts": self.parts},
-                                 self._tree_events("person"))
-        robot_ctx = TreeContext(np.random.default_rng(robot_seed), self.now,
-                                {"robot": self.robot, "called": self.called, "parts": self.parts},
-                                self._tree_events("robot"))
-        self.person_tree = load_tree(self.scenario.tree_path("person"), registry, person_ctx, self.person_bb)
-        self.robot_tree = load_tree(self.scenario.tree_path("robot"), registry, robot_ctx, self.robot_bb)
-        self.status_logs = {"person": TreeStatusLog("person", self.person_tree, str(self.scenario.tree_path("person"))),
-                            "robot": TreeStatusLog("robot", self.robot_tree, str(self.scenario.tree_path("robot")))}
+        self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.plugin.hand_pose,
+                           self.now)
+        self.network = Network(data.get("net") or {}, seed=int(net_seed.generate_state(1)[0]))  # checked on load
+        self.services = SimulationServices(self.network, self.server, self.robot, self.parts, self.called)
+        for role, tree_seed in (("person", person_seed), ("robot", robot_seed)):
+            self.trees[role] = self._start_tree(role, tree_seed)
+        self.status_logs = {role: host.status_log for role, host in self.trees.items()}
 
         limits = SafetyLimits(float(data["robot"]["reduced_velocity"]), **{
             k: float(data["safety"][k]) for k in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s",
@@ -187,11 +143,23 @@ class Simulation:
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
                                      self.stats, self.events, self.dt)
         self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
-        for log in self.status_logs.values():
-            log.start(0.0, self.events.emit)
+        for _ in range(SETUP_ROUNDS):  # discovery and subscriptions, before the first tick
+            for host in self.trees.values():
+                self._take_events(host.tick(0.0, run_tree=False))
+            self.network.advance(0.0)
         for observer in self.observers:
             observer.start(self)
             self._started.append(observer)
+
+    def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
+        broker = self.services.broker_address
+        if self.split:
+            return RemoteTreeHost(role, self.scenario, self.network, broker, seed, self.queues)
+        return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed)
+
+    def _take_events(self, result: TickResult) -> None:
+        for t, event, fields in result.events:
+            self.events.emit(t, event, **fields)
 
     def status_lines(self) -> list[str]:
         """The run's state for overlays: simulated time, the person's zone, the robot's state."""
@@ -204,14 +172,11 @@ class Simulation:
     def _world_events(self, event: str, **fields: Any) -> None:
         self.events.emit(self.now(), event, **fields)
 
-    def _tree_events(self, tree: str):
-        def emit(event: str, **fields: Any) -> None:
-            self.events.emit(self.now(), event, tree=tree, **fields)
-        return emit
-
     def close(self) -> None:
         while self._started:
             self._started.pop(0).finish(self)
+        while self.trees:
+            self.trees.popitem()[1].close()
         if self.client is not None and self.client >= 0 and not live_view.window_lost():
             try:
                 p.disconnect(physicsClientId=self.client)
@@ -224,20 +189,26 @@ class Simulation:
 
     # --- running --------------------------------------------------------------------
     def _tick_trees(self) -> None:
-        self.safety_link.publish(self.now(), self.plugin.pose)
-        self.robot_bb.set("human_pose", self.safety_link.person_pose())
-        self.person_tree.tick_once()
-        self.robot_tree.tick_once()
-        for log in self.status_logs.values():
-            log.record(self.now(), self.events.emit)
-        if self.robot_tree.status == py_trees.common.Status.SUCCESS:
-            self.stats.robot_cycles += 1
-            self.events.emit(self.now(), "robot_cycle_done", cycle=self.stats.robot_cycles)
+        """Publish the state streams, deliver them, tick the person's tree, then the robot's,
+        and deliver their requests: all at this step's simulated time."""
+        now = self.now()
+        person = self.plugin.pose
+        self.services.publish(person, self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y))
+        self.network.advance(now)
+        for role, host in self.trees.items():
+            result = host.tick(now)
+            self._take_events(result)
+            if role == "robot" and result.ticked and result.status == "SUCCESS":
+                self.stats.robot_cycles += 1
+                self.events.emit(now, "robot_cycle_done", cycle=self.stats.robot_cycles)
+        self.network.advance(now)
 
     def step(self) -> None:
         t = self.now()
         if self.step_count % self.tree_every == 0:
             self._tick_trees()
+        else:
+            self.network.advance(t)  # what a channel's latency delivers between ticks
         self.plugin.step(t, self.dt)
         self.server.poll()
         self.robot.step(self.dt)
@@ -312,11 +283,12 @@ class Simulation:
 
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool = False,
                  realtime: bool = False, out_dir: Path | None = None,
-                 observers: Sequence[Observer] = ()) -> dict[str, Any]:
-    """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up."""
+                 observers: Sequence[Observer] = (), split: bool = False) -> dict[str, Any]:
+    """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up;
+    ``split``: the trees in processes of their own."""
     from hri.stats import write_run
 
-    with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers) as sim:
+    with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers, split=split) as sim:
         try:
             stats = sim.run(duration_s)
         finally:  # also a run that failed leaves what it has, marked "complete": false

@@ -12,7 +12,6 @@ wall clock, the planner's random numbers come from ``RobotConfig.seed``.
 
 from __future__ import annotations
 
-import enum
 import functools
 import math
 import numbers
@@ -25,7 +24,7 @@ import numpy as np
 import pybullet as p
 
 from hri.geometry import Pose
-from hri.robot.motion import JointMotion, Progress
+from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
 from hri.robot.scene import PlanningScene, read_joint_model
 
@@ -50,17 +49,6 @@ def arm_reach(urdf: Path = DEFAULT_URDF) -> tuple[float, float]:
     joints = read_urdf(urdf).path("base_link", "tool0")
     lengths = [float(np.linalg.norm(joint.origin[:3, 3])) for joint in joints]
     return sum(lengths[:2]), sum(lengths[2:])
-
-
-class MotionStatus(enum.Enum):
-    """Where the arm's current command stands (see :class:`RobotArm`)."""
-
-    IDLE = "idle"
-    MOVING = "moving"
-    STOPPING = "stopping"
-    STOPPED = "stopped"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
 
 
 def _is_number(value: Any) -> bool:
@@ -226,6 +214,17 @@ class RobotArm:
             seeds = [start, self.home, *self._ik_seeds]
             self._goal = self.scene.solve_ik(target, seeds, self.config.position_tolerance,
                                              self.config.orientation_tolerance)
+        self._plan_from(start)
+
+    def move_to_joints(self, q: Any) -> None:
+        """Plan to the joint values ``q`` (radians) and start moving (FAILED if they are not
+        within the limits or collide)."""
+        goal = np.asarray(q, dtype=float)
+        self._target = None
+        self._goal = goal if goal.shape == (6,) and self.scene.configuration_valid(goal) else None
+        self._plan_from(self._commanded_position())
+
+    def _plan_from(self, start: np.ndarray) -> None:
         if self._goal is None:
             self._fail()
             return

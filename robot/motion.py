@@ -22,6 +22,17 @@ from ruckig import (ControlInterface, InputParameter, OutputParameter, Result, R
 MIN_FRACTION = 1e-3
 
 
+class MotionStatus(enum.Enum):
+    """Where the arm's current command stands (see :class:`hri.robot.arm.RobotArm`)."""
+
+    IDLE = "idle"
+    MOVING = "moving"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
 class Progress(enum.Enum):
     """What one :meth:`JointMotion.update` achieved."""
 

@@ -1,9 +1,10 @@
-"""The robot's tree nodes: RobotMove and SetRobotVelocity (thesis "Roboterspezifische Nodes").
+"""The robot's tree nodes: RobotMove, SetRobotVelocity and SetGripper (thesis "Roboterspezifische Nodes").
 
-Both reach the same arm (``ctx.services["robot"]``): a velocity change takes effect on the
-motion in progress, and RobotMove learns only of the success or failure of the whole motion.
-A halted RobotMove brings the arm to a controlled stop; the arm keeps the target, so the next
-RobotMove to the same target resumes it.
+They reach the arm through its motion service on the network (``ctx.services["robot"]``, a
+:class:`~hri.robot.service.RobotClient`): a velocity change takes effect on the motion in
+progress, and RobotMove learns only of the success or failure of the whole motion. A halted
+RobotMove brings the arm to a controlled stop; the arm keeps the target, so the next
+RobotMove to the same target resumes it. SetGripper asks the ``parts`` service.
 
 :func:`arm_targets` tells which of the scenario's areas and poses a robot tree moves the tool
 to, for the scenario's reach check (``hri.scenario``).
@@ -18,11 +19,13 @@ from py_trees.common import Status
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.keys import _Walker
-from hri.bt.node import BTNode
+from hri.bt.node import BTNode, ServiceCallNode
 from hri.bt.ports import Port, PortError, reference_key, to_pose
 from hri.bt.tree_files import Element
 from hri.geometry import Pose
-from hri.robot.arm import MotionStatus
+from hri.net import Future
+from hri.robot.motion import MotionStatus
+from hri.robot.service import MoveHandle
 
 
 class RobotMove(BTNode):
@@ -30,28 +33,34 @@ class RobotMove(BTNode):
 
     PORTS = (Port("target", "in", Pose, description="tool pose (x;y;z;qx;qy;qz;qw)"),)
 
+    move: MoveHandle | None = None
+
     def initialise(self) -> None:
         target = self.get_input("target")
-        self.ctx.services["robot"].move_to(target)
+        self.move = self.ctx.services["robot"].move_to(target)
         self.ctx.events("robot_move_started", node=self.name, target=[round(v, 4) for v in target.position])
 
     def update(self) -> Status:
-        status = self.ctx.services["robot"].status
+        robot = self.ctx.services["robot"]
+        status = robot.status(self.move)
         if status is MotionStatus.SUCCEEDED:
             self.ctx.events("robot_move_finished", node=self.name, result="succeeded")
             return Status.SUCCESS
         if status is MotionStatus.FAILED:
-            self.ctx.events("robot_move_finished", node=self.name, result="failed")
+            error = robot.error(self.move)
+            self.ctx.events("robot_move_finished", node=self.name, result="failed",
+                            **({"error": error} if error else {}))
             return Status.FAILURE
         return Status.RUNNING
 
     def on_halted(self) -> None:
-        self.ctx.services["robot"].halt()
+        self.ctx.services["robot"].halt(self.move)
         self.ctx.events("robot_move_halted", node=self.name)
 
 
 class SetRobotVelocity(BTNode):
-    """Set the robot's maximum velocity fraction (0..1); always SUCCESS."""
+    """Set the robot's maximum velocity fraction (0..1); SUCCESS once asked (the request is
+    sent when the fraction changes, and again if it was lost)."""
 
     PORTS = (Port("velocity", "in", float, description="fraction of the joint velocity limits, 0..1"),)
 
@@ -72,21 +81,23 @@ class SetRobotVelocity(BTNode):
         velocity = self.get_input("velocity")
         if not 0.0 <= velocity <= 1.0:
             raise self._error(f"velocity must be within 0..1, got {velocity}")
-        self.ctx.services["robot"].set_velocity_fraction(velocity)
+        self.ctx.services["robot"].set_velocity(velocity)
         return Status.SUCCESS
 
 
-class SetGripper(BTNode):
+class SetGripper(ServiceCallNode):
     """Close the gripper on the part at the tool (FAILURE if there is none), or open it and put
     the carried part down on the surface below (SUCCESS, also when it held nothing)."""
 
     PORTS = (Port("closed", "in", bool, description="true: grasp the part at the tool; false: release"),)
 
-    def update(self) -> Status:
+    def request(self) -> Future:
         parts = self.ctx.services["parts"]
+        return parts.robot_grasp() if self.get_input("closed") else parts.robot_release()
+
+    def result(self, value: Any) -> Status:
         if self.get_input("closed"):
-            return Status.SUCCESS if parts.robot_grasp() else Status.FAILURE
-        parts.robot_release()
+            return Status.SUCCESS if value else Status.FAILURE
         return Status.SUCCESS
 
 

@@ -2,8 +2,8 @@
 
 :class:`PlanningScene` owns a ``p.DIRECT`` PyBullet client that nothing else touches.
 It answers the planner's geometric questions without disturbing the simulation:
-forward kinematics, inverse kinematics for the ``tool0`` pose (seeded restarts, verified
-by forward kinematics), joint-limit and collision checks of a configuration (against the
+inverse kinematics for the ``tool0`` pose (the shared kinematics core, :mod:`hri.kinematics`,
+on the same URDF chain), joint-limit and collision checks of a configuration (against the
 static obstacles and the arm itself) and of a straight joint-space segment, and a
 configuration-independent bound of any robot point's speed.
 """
@@ -19,6 +19,7 @@ import numpy as np
 import pybullet as p
 
 from hri.geometry import Pose
+from hri.kinematics import Chain, IkSettings
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,11 @@ class PlanningScene:
         self.body = p.loadURDF(str(urdf_path), base_pose.position, base_pose.orientation,
                                useFixedBase=True, physicsClientId=self.client)
         self.model = read_joint_model(self.client, self.body)
+        self.chain = Chain.from_urdf(urdf_path, "base_link", "tool0",
+                                     base_pose=(base_pose.position, base_pose.orientation))
+        if self.chain.joint_names != self.model.names:
+            raise ValueError(f"{urdf_path}: the chain base_link..tool0 has joints {self.chain.joint_names}, "
+                             f"the body {self.model.names}")
         self.obstacles = list(build_obstacles(self.client))
         self.margin = float(collision_margin)
         self.self_margin = float(self_collision_margin)
@@ -90,66 +96,29 @@ class PlanningScene:
         for j, value in zip(self.model.indices, q):
             p.resetJointState(self.body, j, float(value), 0.0, physicsClientId=self.client)
 
-    def forward(self, q: np.ndarray) -> tuple[np.ndarray, tuple[float, ...]]:
-        """The tool0 position and orientation at configuration ``q``."""
-        self.set_configuration(q)
-        state = p.getLinkState(self.body, self.model.tool_link, computeForwardKinematics=1,
-                               physicsClientId=self.client)
-        return np.array(state[4]), tuple(state[5])
-
-    def pose_error(self, q: np.ndarray, target: Pose) -> tuple[float, float]:
-        """(position error in m, orientation error in rad) of tool0 at ``q``."""
-        position, orientation = self.forward(q)
-        dp = float(np.linalg.norm(position - np.array(target.position)))
-        return dp, quaternion_angle(orientation, target.orientation)
-
     def within_limits(self, q: np.ndarray) -> bool:
         return bool(np.all(q >= self.model.lower) and np.all(q <= self.model.upper))
 
-    def _wrap_into_limits(self, q: np.ndarray, near: np.ndarray) -> np.ndarray | None:
-        """Shift each joint by multiples of 2 pi into its limits, nearest to ``near``."""
-        result = np.empty_like(q)
-        for i, value in enumerate(q):
-            options = [value + 2.0 * math.pi * k for k in (-2, -1, 0, 1, 2)]
-            options = [v for v in options
-                       if self.model.lower[i] <= v <= self.model.upper[i]]
-            if not options:
-                return None
-            result[i] = min(options, key=lambda v: abs(v - near[i]))
-        return result
-
     def solve_ik(self, target: Pose, seeds: Sequence[np.ndarray], position_tolerance: float,
-                 orientation_tolerance: float, refinements: int = 8,
-                 enough: int = 2) -> np.ndarray | None:
+                 orientation_tolerance: float, enough: int = 2) -> np.ndarray | None:
         """A collision-free configuration placing tool0 at ``target``, or None.
 
-        Each seed starts PyBullet's damped-least-squares IK, re-run from its own result up
-        to ``refinements`` times until forward kinematics agrees within the tolerances.
-        Among the first ``enough`` valid solutions the one nearest to ``seeds[0]`` wins.
+        The shared kinematics core (:meth:`hri.kinematics.Chain.inverse`) solves from each
+        seed in turn for the joint values nearest that seed; the first seed (the current
+        joints) also gets the core's restarts. Among the first ``enough`` valid, collision-free
+        solutions the one nearest to ``seeds[0]`` wins.
         """
         reference = np.asarray(seeds[0], dtype=float)
+        settings = IkSettings(position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance)
         found: list[np.ndarray] = []
-        for seed in seeds:
-            q = np.asarray(seed, dtype=float)
-            for _ in range(refinements):
-                self.set_configuration(q)
-                solution = p.calculateInverseKinematics(
-                    self.body, self.model.tool_link, target.position, target.orientation,
-                    maxNumIterations=100, residualThreshold=1e-7,
-                    physicsClientId=self.client)
-                q = np.array(solution[: len(self.model.indices)], dtype=float)
-                dp, da = self.pose_error(q, target)
-                if dp <= position_tolerance * 0.2 and da <= orientation_tolerance * 0.2:
-                    break
-            wrapped = self._wrap_into_limits(q, reference)
-            if wrapped is None:
+        for k, seed in enumerate(seeds):
+            result = self.chain.inverse(target, seed, settings, restarts=settings.restarts if k == 0 else 0)
+            if not result.valid:
                 continue
-            dp, da = self.pose_error(wrapped, target)
-            if dp > position_tolerance or da > orientation_tolerance:
+            q = np.array(result.q)
+            if not self.configuration_valid(q):
                 continue
-            if not self.configuration_valid(wrapped):
-                continue
-            found.append(wrapped)
+            found.append(q)
             if len(found) >= enough:
                 break
         if not found:

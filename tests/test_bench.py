@@ -58,7 +58,7 @@ def test_realtime_factor_beside_bare_pybullet(document: dict) -> None:
 def test_breakdown_has_every_component(document: dict) -> None:
     r = document["results"]["breakdown"]["coexistence"]
     assert list(r["components"]) == list(COMPONENTS)
-    for key in ("physics", "actor_animation", "actor_messages", "robot", "trees", "monitor", "safety_link"):
+    for key in ("physics", "actor_animation", "actor_messages", "robot", "trees", "monitor", "network"):
         assert _positive(r["components"][key]["us_per_step"]), key
     assert all(c["us_per_step"] >= 0 and c["percent"] >= 0 for c in r["components"].values())
     assert r["accounted_us_per_step"] <= r["total_us_per_step"] * 1.001

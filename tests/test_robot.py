@@ -290,3 +290,18 @@ def test_step_cost(sim: Sim) -> None:
     costs = np.array(sim.step_seconds) * 1e6
     print(f"\nRobotArm.step: mean {costs.mean():.1f} us, median {np.median(costs):.1f} us, "
           f"max {costs.max():.1f} us over {costs.size} steps")
+
+
+def test_the_planner_solves_ik_with_the_shared_kinematics_core(sim: Sim) -> None:
+    """The goal of a move is the core's IK solution nearest the current joints, collision free."""
+    scene = sim.arm.scene
+    start = np.array(sim.arm.home)
+    for target in (LEFT, RIGHT, RIGHT_FAR, LEFT_NEAR):
+        goal = scene.solve_ik(target, [start, start], 0.005, 0.05)
+        assert goal is not None and scene.configuration_valid(goal)
+        position, orientation = scene.chain.tip_pose(goal)
+        assert np.linalg.norm(np.subtract(position, target.position)) < 1e-4
+        assert quaternion_angle(orientation, target.orientation) < 1e-3
+        nearest = scene.chain.inverse(target, start)
+        assert nearest.valid and np.allclose(goal, nearest.q, atol=1e-3)  # the same solution, to the tolerance
+    assert scene.solve_ik(Pose(4.0, 4.0, 0.85, *DOWN), [start], 0.005, 0.05) is None  # out of reach

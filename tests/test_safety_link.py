@@ -3,8 +3,8 @@
 import pytest
 
 from hri.geometry import Pose
-from hri.net import Network
-from hri.safety_link import SafetyLink
+from hri.net import Broker, Network, Node
+from hri.safety_link import POSE_STREAM, QUERY, SafetyClient, SafetyService
 from hri.scenario import load_scenario
 from hri.sim import run_scenario
 from test_cli import _one_error_line, hri
@@ -12,32 +12,42 @@ from test_cli import _one_error_line, hri
 TICK = 0.05  # the trees' period (20 Hz)
 
 
-def _walk(link: SafetyLink, ticks: int) -> list[tuple[float, float]]:
-    """Publish a person walking at 1 m/s along x; return (t, x seen by the tree) per tick."""
+def _link(network: Network, start: Pose) -> tuple[SafetyService, SafetyClient]:
+    """The monitor's service and the robot tree's client, found through a broker."""
+    broker = Broker()
+    service = SafetyService()
+    broker.register(Node(network.endpoint("simulation")).offer(service.service))
+    tree = Node(network.endpoint("robot-tree"))
+    subscription = tree.client(broker.discover(**QUERY)).subscribe(POSE_STREAM)
+    return service, SafetyClient(subscription, start)
+
+
+def _walk(network: Network, ticks: int) -> list[tuple[float, float, str | None]]:
+    """Publish a person walking at 1 m/s along x, as the simulation does before each tick;
+    return (t, x, zone) as the tree sees them, per tick."""
+    service, client = _link(network, Pose(x=-1.0))
     seen = []
     for k in range(ticks):
         t = k * TICK
-        link.publish(t, Pose(x=t, y=0.0))
-        seen.append((t, link.person_pose().x))
+        network.advance(t)  # the subscription, made at start, reaches the service
+        service.publish(Pose(x=t, y=0.0), "warning" if t >= 1.0 else "safe")
+        network.advance(t)
+        seen.append((t, client.person_pose().x, client.person_zone()))
     return seen
 
 
 @pytest.mark.parametrize("latency", [0.0, 0.1, 0.25])
 def test_the_tree_sees_the_pose_published_one_latency_ago(latency):
-    clock = [0.0]
-    network = Network({"safety": {"latency": latency}}, seed=1)
-    link = SafetyLink(network, lambda: clock[0], Pose(x=-1.0))
-    for t, x in _walk(link, 40):
-        clock[0] = t
+    for t, x, zone in _walk(Network({"safety": {"latency": latency}}, seed=1), 40):
         # the subscription itself travels one latency, so the first pose arrives after two
         expected = t - latency if t >= 2 * latency - 1e-9 else -1.0
         assert x == pytest.approx(expected, abs=1e-9), t
+        if t >= 2 * latency - 1e-9:
+            assert zone == ("warning" if expected >= 1.0 - 1e-9 else "safe")
 
 
 def test_a_lost_channel_leaves_the_last_pose():
-    network = Network({"safety": {"loss": 1.0}}, seed=1)
-    link = SafetyLink(network, lambda: 0.0, Pose(x=-1.0))
-    assert {x for _, x in _walk(link, 20)} == {-1.0}
+    assert {(x, zone) for _, x, zone in _walk(Network({"safety": {"loss": 1.0}}, seed=1), 20)} == {(-1.0, None)}
 
 
 def test_latency_on_the_safety_channel_lets_the_person_in_deeper():

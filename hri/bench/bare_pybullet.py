@@ -84,7 +84,7 @@ def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
         parts_seed = np.random.SeedSequence(int(seed)).spawn(5)[3]
         parts = PartManager(client, data.get("parts") or {}, scenario.areas, furniture, data["furniture"],
                             np.random.default_rng(parts_seed), lambda *a, **k: None)
-        parts.connect(SimpleNamespace(body_id=robot), humanoid.body_id, lambda: start, lambda: 0.0)
+        parts.connect(SimpleNamespace(body_id=robot), humanoid.body_id, lambda: start, humanoid.hand_pose, lambda: 0.0)
     except BaseException:
         p.disconnect(physicsClientId=client)
         raise

@@ -1,10 +1,11 @@
 """Figure 3: the time of one simulation step, split by component.
 
 :func:`instrumented_step` replays :meth:`hri.sim.Simulation.step` call for call with a clock
-around each component; the message passing and the safety link, which run inside other
-components (tree ticks send actions, the plugin reads actions and sends feedback), are timed
-by wrapping the objects they go through, and their time is taken out of the component they
-ran in (:class:`ExclusiveTimer`). The instrumented loop must behave exactly like the real
+around each component. Message passing (actor queues, service network) runs inside other
+components (tree ticks send requests, the plugin reads actions and sends feedback): it is
+timed by wrapping the objects it goes through, and its time is taken out of the component it
+ran in (:class:`ExclusiveTimer`); so is the robot's planning, which runs when the network
+delivers a ``move_to`` request. The instrumented loop must behave exactly like the real
 one: ``tests/test_bench.py`` compares their trajectories and events.
 
 The per-step figures are averages over all steps (trees tick every ``tree_every`` steps, so
@@ -36,7 +37,7 @@ COMPONENTS: dict[str, str] = {
     "trees": "trees (both ticks, status log)",
     "monitor": "zones, speeds, separation (monitor.step)",
     "statistics": "statistics (trajectory rows, bookkeeping)",
-    "safety_link": "safety link (person's pose over the network)",
+    "network": "service network (state streams, requests, delivery)",
 }
 
 
@@ -86,8 +87,13 @@ def instrument(sim: "Simulation", timer: ExclusiveTimer) -> None:
     """Route the simulation's nested work through ``timer`` (the bench's own Simulation only)."""
     sim.plugin.endpoint = TimedEndpoint(sim.plugin.endpoint, timer)
     sim.server.endpoint = TimedEndpoint(sim.server.endpoint, timer)
-    sim.safety_link.publish = timer.wrap("safety_link", sim.safety_link.publish)
-    sim.safety_link.person_pose = timer.wrap("safety_link", sim.safety_link.person_pose)
+    sim.services.publish = timer.wrap("network", sim.services.publish)
+    sim.network.advance = timer.wrap("network", sim.network.advance)
+    sim.robot.move_to = timer.wrap("robot", sim.robot.move_to)  # planning, inside a delivery
+    sim.robot.move_to_joints = timer.wrap("robot", sim.robot.move_to_joints)
+    for host in sim.trees.values():
+        host.node.poll = timer.wrap("network", host.node.poll)
+        host.node.endpoint.send = timer.wrap("network", host.node.endpoint.send)
 
 
 def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
@@ -102,6 +108,8 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
         push("trees")
         sim._tick_trees()
         pop()
+    else:
+        sim.network.advance(t)
     push("actor_animation")
     sim.plugin.step(t, sim.dt)
     pop()

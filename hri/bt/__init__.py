@@ -10,7 +10,7 @@ Typical use::
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.factory import NodeRegistry, default_registry
-from hri.bt.node import BTControl, BTDecorator, BTNode
+from hri.bt.node import BTControl, BTDecorator, BTNode, ServiceCallNode
 from hri.bt.ports import REQUIRED, Port, PortError, Quaternion, Weights
 from hri.bt.xml_loader import load_tree, validate_file
 
@@ -24,6 +24,7 @@ __all__ = [
     "Port",
     "PortError",
     "Quaternion",
+    "ServiceCallNode",
     "TreeContext",
     "Weights",
     "default_registry",

@@ -1,4 +1,5 @@
-"""The thesis's general action and condition nodes; each finishes (SUCCESS/FAILURE) in one tick.
+"""The thesis's general action and condition nodes; each finishes (SUCCESS/FAILURE) in one
+tick, except ``Sleep`` and ``FindPart`` (RUNNING until the ``parts`` service answers).
 
 ====================  =============================================================
 ``GenerateXYPose``    in ``area`` (Area); out ``pose``: a uniform sample, z = 0,
@@ -6,8 +7,11 @@
 ``InAreaTest``        in ``area``, ``pose``: SUCCESS when the pose's x, y is inside
 ``OffsetPose``        in ``input`` (Pose), ``offset`` (``x;y;z``), ``orientation``
                       (``qx;qy;qz;qw``); out ``output``
-``IsCalled``          (also ``AmICalled``) SUCCESS when ``services["called"].get()``
-``SetCalledTo``       in ``state`` (bool): ``services["called"].set(state)``
+``IsCalled``          (also ``AmICalled``) SUCCESS when the "called" flag is set, as the
+                      tree last learnt it (``services["called"].get()``)
+``SetCalledTo``       in ``state`` (bool): asks for the flag (``services["called"].set``);
+                      SUCCESS once asked (sent again if the request was lost)
+``FindPart``          in ``area``; out ``pose``: a free part's top centre (``parts``)
 ``RandomFailure``     in ``failure_chance`` (0..1): FAILURE with that probability
 ``AlwaysSuccess``     SUCCESS
 ``AlwaysFailure``     FAILURE
@@ -25,9 +29,10 @@ from py_trees.common import Status
 
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
-from hri.bt.node import BTNode
+from hri.bt.node import BTNode, ServiceCallNode
 from hri.bt.ports import Port, PortError, Quaternion
 from hri.geometry import Area, Pose
+from hri.net import Future
 
 
 class GenerateXYPose(BTNode):
@@ -99,7 +104,8 @@ class IsCalled(BTNode):
 
 
 class SetCalledTo(BTNode):
-    """Sets the "called" flag: ``ctx.services["called"].set(state)``."""
+    """Asks for the "called" flag (``ctx.services["called"].set(state)``); SUCCESS once asked
+    (sent again if the request was lost)."""
 
     PORTS = (Port("state", "in", bool, description="true or false"),)
 
@@ -140,11 +146,11 @@ class RandomFailure(BTNode):
         return Status.SUCCESS
 
 
-class FindPart(BTNode):
+class FindPart(ServiceCallNode):
     """SUCCESS with ``pose`` = the top centre of a free part lying in ``area``; FAILURE if none.
 
     The robot's "camera": the oldest part in the area first. The orientation is the null
-    quaternion, as GenerateXYPose gives.
+    quaternion, as GenerateXYPose gives. Asks the ``parts`` service: RUNNING until it answers.
     """
 
     PORTS = (
@@ -152,8 +158,10 @@ class FindPart(BTNode):
         Port("pose", "out", Pose, description="the part's top centre"),
     )
 
-    def update(self) -> Status:
-        pose = self.ctx.services["parts"].find(self.get_input("area"))
+    def request(self) -> Future:
+        return self.ctx.services["parts"].find(self.get_input("area"))
+
+    def result(self, pose: Pose | None) -> Status:
         if pose is None:
             return Status.FAILURE
         self.set_output("pose", pose)

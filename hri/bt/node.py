@@ -2,6 +2,8 @@
 
 * :class:`BTNode` — a leaf (action or condition): override ``update()`` (and
   ``on_halted()`` for clean-up when a RUNNING node is interrupted).
+* :class:`ServiceCallNode` — a leaf that asks a service on the network and waits for the
+  answer: override ``request()`` and ``result(value)``.
 * :class:`BTControl` — a composite with children (``MIN_CHILDREN``/``MAX_CHILDREN``).
 * :class:`BTDecorator` — exactly one child.
 
@@ -14,7 +16,7 @@ references ``{key}`` are resolved by :meth:`PortsMixin.get_input` at tick time.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import py_trees
 from py_trees.common import Status
@@ -22,6 +24,9 @@ from py_trees.common import Status
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.ports import Port, PortError, coerce, convert, reference_key, type_name
+
+if TYPE_CHECKING:
+    from hri.net import Future
 
 _IGNORED_ATTRIBUTES = frozenset({"_description"})
 _BARE_KEY = re.compile(r"^@?[A-Za-z_][\w.]*$")
@@ -149,6 +154,41 @@ class BTNode(PortsMixin, py_trees.behaviour.Behaviour):
 
     def on_halted(self) -> None:
         """Called when the node is interrupted while RUNNING (BehaviorTree.CPP ``halt()``)."""
+
+
+class ServiceCallNode(BTNode):
+    """A leaf that asks a service and waits for its answer, as BehaviorTree.CPP's service nodes do.
+
+    The request goes out on the first tick (:meth:`request`), the node is RUNNING until the
+    answer arrives, then :meth:`result` turns it into SUCCESS or FAILURE. A request that
+    failed (lost, not answered in time, refused, a full queue) is FAILURE and a
+    ``service_call_failed`` event; a halted node gives up its request (a late answer is dropped).
+    """
+
+    _future: "Future | None" = None
+
+    def request(self) -> "Future":
+        raise NotImplementedError
+
+    def result(self, value: Any) -> Status:
+        raise NotImplementedError
+
+    def initialise(self) -> None:
+        self._future = None
+
+    def update(self) -> Status:
+        if self._future is None:
+            self._future = self.request()
+        if self._future.pending:
+            return Status.RUNNING
+        if self._future.failed:
+            self.ctx.events("service_call_failed", node=self.name, error=self._future.error.message)
+            return Status.FAILURE
+        return self.result(self._future.value)
+
+    def on_halted(self) -> None:
+        if self._future is not None:
+            self._future.cancel()
 
 
 class ChildrenMixin:

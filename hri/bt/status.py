@@ -93,6 +93,11 @@ class TreeStatusLog:
         if changes:
             emit(t, "tree_status", tree=self.tree, changes=changes)
 
+    def apply(self, changes: dict[str, str]) -> None:
+        """Take the changes of a ``tree_status`` event (a mirror of a tree ticked elsewhere)."""
+        for index, status in changes.items():
+            self._last[int(index)] = status
+
     def current(self) -> list[NodeState]:
         """Every node with the status it had after the last recorded tick, in pre-order."""
         return [NodeState(depth, node_type_id(node), node.name, status)

@@ -20,7 +20,7 @@ from .errors import (CallTimeout, Cancelled, CodecError, ConfigError, DiscoveryE
 from .network import LocalEndpoint, Network
 from .node import Node
 from .quality import Link, LinkQuality, NetworkQuality
-from .rpc import Client, Future, Request, Service
+from .rpc import Client, Future, Request, Service, Setpoint
 from .stream import Publisher, Subscription
 from .transport import Endpoint, MqEndpoint, MqTransport
 
@@ -30,6 +30,6 @@ __all__ = [
     "CallTimeout", "Cancelled", "CodecError", "ConfigError", "DiscoveryError", "NetError",
     "QueueFull", "RemoteError",
     "LocalEndpoint", "Network", "Node", "Link", "LinkQuality", "NetworkQuality",
-    "Client", "Future", "Request", "Service", "Publisher", "Subscription",
+    "Client", "Future", "Request", "Service", "Setpoint", "Publisher", "Subscription",
     "Endpoint", "MqEndpoint", "MqTransport",
 ]

@@ -101,6 +101,12 @@ class LocalEndpoint:
                 self.counts["dropped"] += 1
         return None
 
+    def take_raw(self) -> list[bytes]:
+        """Empty the inbox as the frames' bytes (a relay forwarding them to another process)."""
+        frames = [data for data, _frame in self.inbox]
+        self.inbox.clear()
+        return frames
+
     def deliver(self, data: bytes, frame: Frame) -> bool:
         """Put a frame into the inbox; False when it does not fit."""
         if len(self.inbox) >= self.capacity and not self._make_room(frame):

@@ -73,6 +73,9 @@ class Node:
     def pending_calls(self) -> int:
         return len(self._calls)
 
+    def subscriptions(self) -> list[Subscription]:
+        return list(self._subscriptions.values())
+
     # offering --------------------------------------------------------------------------------
 
     def offer(self, service: Service) -> ServiceRecord:

@@ -212,3 +212,31 @@ class Client:
                            f"(has: {', '.join(self.record.streams)})")
         return self.node.subscribe(self.record.address, self.record.name, stream,
                                    on_update=on_update, timeout=self.timeout)
+
+
+class Setpoint:
+    """A value a client wants a service to hold (a velocity, a flag), sent with ``op``.
+
+    :meth:`set` sends only when the value changes or the last request for it failed (lost,
+    timed out, refused, a full queue), so a node may call it on every tick. The calls
+    supersede each other: an answer to an older value that arrives after a newer one's is
+    dropped, never taken for the current state.
+    """
+
+    def __init__(self, client: Client, op: str) -> None:
+        self.client = client
+        self.op = op
+        self.value: Any = None
+        self.future: Future | None = None
+
+    def set(self, value: Any) -> Future:
+        if self.future is not None and value == self.value and not self.future.failed:
+            return self.future
+        self.value = value
+        self.future = self.client.call(self.op, value, supersede=True)
+        return self.future
+
+    @property
+    def in_flight(self) -> bool:
+        """A request was sent and not answered yet."""
+        return self.future is not None and self.future.pending

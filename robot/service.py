@@ -1,0 +1,158 @@
+"""The robot's motion service on the network: how the robot's tree reaches the arm.
+
+The simulation offers the service ``robot``, as seed ``000`` does for its UR-5: the device
+known by identifiers from specific to general (``lbr-iisy-1``, ``lbr-iisy``,
+``industrial-robot``, ``robot``), with its motion commands and the kinematics operations of
+:func:`hri.kinematics.service.kinematics_service` on the arm's URDF chain:
+
+======================  ==================================  =========================================
+op                      request                             reply
+======================  ==================================  =========================================
+move_to                 ``{"move", "target": [7 numbers]}``  the motion status after planning
+halt                    ``{"move"}``                        true if that move was halted
+set_velocity            a fraction 0..1                     the fraction now in force
+GET/SET_AXIS_ANGLES,    as in :mod:`hri.kinematics.service`  (SET_AXIS_ANGLES plans a joint-space move)
+GET_FORWARD_KINEMATIC,
+GET_INVERSE_KINEMATIC,
+INTERPOLATE
+======================  ==================================  =========================================
+
+Streams (keep-last, published before the trees tick when they changed): ``motion``, the
+current move ``{"move", "client", "status"}`` (status: a :class:`~hri.robot.arm.MotionStatus`
+value), and ``axis_angles``, the measured joint positions (only while someone subscribes).
+Moves are numbered by the client, so a tree can halt the move it started, and only that one.
+
+:class:`RobotClient` is the tree's side (the nodes of :mod:`hri.robot.nodes`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hri.errors import HriError
+from hri.geometry import Pose
+from hri.kinematics.service import AXIS_STREAM, kinematics_service
+from hri.net import Client, Future, Request, Service, Setpoint, Subscription
+
+from .motion import MotionStatus
+
+if TYPE_CHECKING:
+    from .arm import RobotArm
+
+SERVICE = "robot"  # the service's name is also its channel's: net.robot.latency
+IDENTIFIERS = ("lbr-iisy-1", "lbr-iisy", "industrial-robot", SERVICE)
+MOTION_STREAM = "motion"
+QUERY = {"all_of": ["robot"], "op": "move_to"}
+
+
+def _move_id(payload: Any) -> int:
+    move = payload.get("move") if isinstance(payload, dict) else None
+    if isinstance(move, bool) or not isinstance(move, int):
+        raise HriError(f"robot: 'move' must be an integer, got {move!r}")
+    return move
+
+
+def _target(payload: dict) -> Pose:
+    target = payload.get("target")
+    if (not isinstance(target, list) or len(target) != 7
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in target)):
+        raise HriError(f"robot.move_to: 'target' must be 7 numbers (x, y, z, qx, qy, qz, qw), got {target!r}")
+    return Pose(*(float(v) for v in target))
+
+
+class RobotService:
+    """The simulation's side: requests to :class:`RobotArm` commands, its state to the streams."""
+
+    def __init__(self, arm: "RobotArm") -> None:
+        self.arm = arm
+        self._owner: tuple[int, int | None] | None = None  # (client endpoint, move id) of the current move
+        self._published: dict | None = None
+        kinematics = kinematics_service(arm.scene.chain, SERVICE, IDENTIFIERS, joints=arm.joint_positions,
+                                        set_joints=self._set_axis_angles)
+        handlers = {"move_to": self._move_to, "halt": self._halt, "set_velocity": self._set_velocity,
+                    **kinematics.handlers}
+        self.service = Service(SERVICE, IDENTIFIERS, handlers, streams=[MOTION_STREAM, AXIS_STREAM])
+
+    def _move_to(self, request: Request) -> str:
+        move = _move_id(request.payload)
+        self.arm.move_to(_target(request.payload))
+        self._owner = (request.sender, move)
+        return self.arm.status.value
+
+    def _set_axis_angles(self, q: list[float]) -> None:
+        self._owner = None  # a joint-space move is nobody's numbered move
+        self.arm.move_to_joints(q)
+        if self.arm.status is MotionStatus.FAILED:
+            raise HriError(f"SET_AXIS_ANGLES: {[round(v, 4) for v in q]} is outside the joint limits or collides")
+
+    def _halt(self, request: Request) -> bool:
+        if (request.sender, _move_id(request.payload)) != self._owner:
+            return False
+        self.arm.halt()
+        return True
+
+    def _set_velocity(self, request: Request) -> float:
+        fraction = request.payload
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
+            raise HriError(f"robot.set_velocity: expected a fraction within 0..1, got {fraction!r}")
+        self.arm.set_velocity_fraction(float(fraction))
+        return self.arm.velocity_fraction
+
+    def publish(self) -> None:
+        """Send the motion state if it changed, and the joint positions to any subscriber."""
+        client, move = self._owner if self._owner is not None else (None, None)
+        state = {"move": move, "client": client, "status": self.arm.status.value}
+        if state != self._published:
+            self._published = state
+            self.service.publish(MOTION_STREAM, state)
+        axes = self.service.publisher(AXIS_STREAM)
+        if axes.subscribers:
+            axes.publish([float(v) for v in self.arm.joint_positions()])
+
+
+@dataclass
+class MoveHandle:
+    """One move as the tree knows it: its number and the answer to the request."""
+
+    move: int
+    request: Future
+
+
+class RobotClient:
+    """The tree's side of the robot's motion service."""
+
+    def __init__(self, client: Client, motion: Subscription) -> None:
+        self._client = client
+        self._motion = motion
+        self._velocity = Setpoint(client, "set_velocity")
+        self._next = 0
+
+    def move_to(self, target: Pose) -> MoveHandle:
+        """Move the tool to ``target``; follow it with :meth:`status`."""
+        self._next += 1
+        payload = {"move": self._next, "target": [*target.position, *target.orientation]}
+        return MoveHandle(self._next, self._client.call("move_to", payload))
+
+    def status(self, handle: MoveHandle) -> MotionStatus | None:
+        """The move's status as far as this tree knows (None: not known yet); FAILED when the
+        request failed."""
+        if handle.request.failed:
+            return MotionStatus.FAILED
+        state = self._motion.latest()
+        if state is None or state["move"] != handle.move or state["client"] != self._client.node.id:
+            return None
+        return MotionStatus(state["status"])
+
+    def halt(self, handle: MoveHandle) -> None:
+        """Brake the move to rest (the arm keeps its target: a move to the same target resumes)."""
+        self._client.call("halt", {"move": handle.move})
+
+    def set_velocity(self, fraction: float) -> None:
+        """Ask for the velocity fraction ``fraction`` (sent when it changes or was lost)."""
+        self._velocity.set(float(fraction))
+
+    @staticmethod
+    def error(handle: MoveHandle) -> str | None:
+        return handle.request.error.message if handle.request.failed else None
