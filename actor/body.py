@@ -8,16 +8,27 @@ URDF's arm chain, fed with the pose the body was given.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pybullet
 
 from hri.actor.animation import BALL_JOINTS, FOOT_SOLE, HINGE_JOINTS, SCALE, URDF_PATH, BodyPose, data_path
 from hri.kinematics import Chain
-from hri.actor.quaternions import Q_MODEL_TO_WORLD, qmul, qrotate, qyaw
+from hri.actor.quaternions import Q_MODEL_TO_WORLD, qrotate
 from hri.quiet import c_output_silenced
 
 
 HAND_LINK = "right_wrist"
+_MODEL_TO_WORLD = tuple(Q_MODEL_TO_WORLD.tolist())
+
+
+def _qmul(a, b) -> tuple[float, float, float, float]:
+    """The Hamilton product of two ``(x, y, z, w)`` quaternions given as plain numbers."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz)
 _CHEST, _SHOULDER, _ELBOW = BALL_JOINTS.index("chest"), BALL_JOINTS.index("right_shoulder"), HINGE_JOINTS.index("right_elbow")
 
 
@@ -44,7 +55,7 @@ class HumanoidBody:
         self._zero_vel = [[0.0, 0.0, 0.0]] * len(BALL_JOINTS) + [[0.0]] * len(HINGE_JOINTS)
         self._ankles = [self.joint_index["left_ankle"], self.joint_index["right_ankle"]]
         self.arm = Chain.from_urdf(data_path(URDF_PATH), "base", HAND_LINK, scale=SCALE)
-        self._arm_q = np.concatenate([[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0]])
+        self._pose = BodyPose.rest()
         self._base = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
 
     def _switch_off_joint_motors(self) -> None:
@@ -60,28 +71,34 @@ class HumanoidBody:
                 pybullet.setJointMotorControl2(self.body_id, j, pybullet.VELOCITY_CONTROL, force=0,
                                                physicsClientId=self.client)
 
-    def apply(self, pose: BodyPose, x: float, y: float, heading: float) -> tuple[np.ndarray, np.ndarray]:
+    def apply(self, pose: BodyPose, x: float, y: float, heading: float) -> tuple[tuple, tuple]:
         """Place the body: the person stands at (x, y) facing ``heading``.
 
-        Returns the pelvis (base) world position and the base orientation.
+        Returns the pelvis (base) world position and the base orientation. Plain floats, not
+        NumPy: this runs whenever the person is posed, and small-array NumPy calls cost more
+        than the arithmetic.
         """
-        q_heading = qyaw(heading)
-        position = np.array([x, y, 0.0]) + qrotate(q_heading, pose.root)
-        orientation = qmul(qmul(q_heading, pose.root_rotation), Q_MODEL_TO_WORLD)
-        pybullet.resetBasePositionAndOrientation(self.body_id, position.tolist(),
-                                                 orientation.tolist(), physicsClientId=self.client)
-        targets = [list(q) for q in pose.balls] + [[float(a)] for a in pose.hinges]
+        c, s = math.cos(heading), math.sin(heading)
+        rx, ry, rz = pose.root.tolist()
+        position = (x + c * rx - s * ry, y + s * rx + c * ry, rz)
+        half = 0.5 * heading
+        orientation = _qmul(_qmul((0.0, 0.0, math.sin(half), math.cos(half)), pose.root_rotation.tolist()),
+                            _MODEL_TO_WORLD)
+        pybullet.resetBasePositionAndOrientation(self.body_id, position, orientation, physicsClientId=self.client)
+        targets = pose.balls.tolist() + [[h] for h in pose.hinges.tolist()]
         pybullet.resetJointStatesMultiDof(self.body_id, self._indices, targets, self._zero_vel,
                                           physicsClientId=self.client)
-        self._base = (tuple(position), tuple(orientation))
-        self._arm_q = np.concatenate([pose.balls[_CHEST], pose.balls[_SHOULDER], [pose.hinges[_ELBOW]]])
+        self._base = (position, orientation)
+        self._pose = pose
         return position, orientation
 
     def hand_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
         """The right hand's frame (the ``right_wrist`` link) in the world: position and
         quaternion, by forward kinematics of the arm chain (chest, shoulder, elbow)."""
         self.arm.base_pose = self._base
-        position, orientation = self.arm.tip_pose(self._arm_q)
+        pose = self._pose
+        q = np.concatenate([pose.balls[_CHEST], pose.balls[_SHOULDER], [pose.hinges[_ELBOW]]])
+        position, orientation = self.arm.tip_pose(q)
         return tuple(position), tuple(orientation)
 
     def foot_positions(self) -> tuple[np.ndarray, np.ndarray]:

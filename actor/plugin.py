@@ -12,12 +12,17 @@ States (:class:`~hri.actor.protocol.ActorState`):
 
 Messages come from ``endpoint.receive()`` (drained every step), feedback goes to
 ``endpoint.send()``: on every state change, and every step while in MOVEMENT or ANIMATION.
+The simulation steps the plugin at the person's rate (every physics step while the person is
+near the robot; see :mod:`hri.sim`); a step after a pause first catches up.
 A failed action (unknown animation, invalid speed) answers at once with IDLE and progress 0.
 An ActionMessage with state IDLE cancels the running action.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -54,6 +59,11 @@ class _Movement:
     def duration(self) -> float:
         return self.turn1 + self.walk + self.turn2 + self.settle
 
+    @functools.cached_property
+    def ends(self) -> tuple[float, float, float, float]:
+        """When each segment ends (turn, walk, turn, settle), seconds after the start."""
+        return tuple(itertools.accumulate((self.turn1, self.walk, self.turn2, self.settle)))
+
 
 class ActorPlugin:
     """Animates the humanoid from ActionMessages and reports FeedbackMessages.
@@ -89,6 +99,7 @@ class ActorPlugin:
         self._sequence = 0
         self._progress = 0.0
         self._time = 0.0
+        self._state_time = 0.0  # the simulated time the person's state is at
         self._movement: _Movement | None = None
         self._move_elapsed = 0.0
         self._clip = None
@@ -112,6 +123,22 @@ class ActorPlugin:
         return Pose(float(self._pelvis[0]), float(self._pelvis[1]), float(self._pelvis[2]),
                     0.0, 0.0, math.sin(h / 2.0), math.cos(h / 2.0))
 
+    def pose_at(self, t: float) -> Pose:
+        """Where the pelvis is at simulated time ``t`` (at or after the last step), without
+        posing the body: while walking, the last pose moved on along the walk by the time
+        since, as the next step would place it (the clip's small root sway and a turn's
+        heading follow at that step). Cheap: for the safety monitor between the steps."""
+        m = self._movement
+        if self.state != ActorState.MOVEMENT or m is None or t <= self._state_time:
+            return self.pose
+        ends = m.ends
+        walked = min(m.distance, max(0.0, min(self._move_elapsed + t - self._state_time, ends[1]) - ends[0]) * m.speed)
+        x = m.start_xy[0] + walked * m.direction[0]
+        y = m.start_xy[1] + walked * m.direction[1]
+        h = self._heading
+        return Pose(float(self._pelvis[0] + x - self._xy[0]), float(self._pelvis[1] + y - self._xy[1]),
+                    float(self._pelvis[2]), 0.0, 0.0, math.sin(h / 2.0), math.cos(h / 2.0))
+
     @property
     def progress(self) -> float:
         return self._progress
@@ -125,28 +152,45 @@ class ActorPlugin:
         return self._body.hand_pose()
 
     def step(self, sim_time: float, dt: float) -> None:
-        self._time = sim_time
+        """Read the actions that arrived by ``sim_time``, and animate the person to ``sim_time + dt``.
+
+        The plugin need not be stepped every physics step: when it was last stepped to an
+        earlier time, it first catches up to ``sim_time`` with what it was doing, so an action
+        read now starts now.
+        """
         if self.state == ActorState.SETUP:
-            self._setup()
-        while True:
-            message = self.endpoint.receive()
-            if message is None:
-                break
-            self._handle(message)
+            self._setup(sim_time)
+        self._time = sim_time
+        messages = []
+        while (message := self.endpoint.receive()) is not None:
+            messages.append(message)
+        gap = sim_time - self._state_time if sim_time > self._state_time + 1e-12 else 0.0
+        if messages:
+            if gap:
+                self._advance(gap)
+            for message in messages:
+                self._handle(message)
+            self._advance(dt)
+        else:
+            self._advance(gap + dt)
+        self._state_time = sim_time + dt
+        self._apply()
+        if self.state in (ActorState.MOVEMENT, ActorState.ANIMATION):
+            self._feedback()
+
+    def _advance(self, dt: float) -> None:
         if self.state == ActorState.MOVEMENT:
             self._step_movement(dt)
         elif self.state == ActorState.ANIMATION:
             self._step_animation(dt)
         else:
             self._show(self._idle_target if self._idle_target is not None else self._shown, dt)
-        self._apply()
-        if self.state in (ActorState.MOVEMENT, ActorState.ANIMATION):
-            self._feedback()
 
     # ------------------------------------------------------------------ states
-    def _setup(self) -> None:
+    def _setup(self, sim_time: float) -> None:
         # Everything the plugin needs from the simulation is the body (loaded in __init__) and
         # the clips; SETUP ends at the first step.
+        self._state_time = sim_time
         self._enter(ActorState.IDLE, progress=0.0)
 
     def _enter(self, state: ActorState, progress: float) -> None:
@@ -227,8 +271,8 @@ class ActorPlugin:
         m = self._movement
         self._move_elapsed += dt
         t = self._move_elapsed
-        ends = np.cumsum([m.turn1, m.walk, m.turn2, m.settle])
-        segment = int(np.searchsorted(ends, t, side="right"))
+        ends = m.ends
+        segment = bisect.bisect_right(ends, t)
         if segment != self._segment:
             self._segment = segment
             self._start_blend()

@@ -57,17 +57,16 @@ def qslerp(a: np.ndarray, b: np.ndarray, t) -> np.ndarray:
     a = np.asarray(a, float)
     b = np.asarray(b, float)
     t = np.asarray(t, float)[..., None] if np.ndim(t) else float(t)
-    dot = np.sum(a * b, axis=-1, keepdims=True)
+    dot = np.einsum("...i,...i->...", a, b)[..., None]
     b = np.where(dot < 0.0, -b, b)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    theta = np.arccos(np.minimum(np.abs(dot), 1.0))
     sin = np.sin(theta)
     small = sin < 1e-6
     safe = np.where(small, 1.0, sin)
     wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     wb = np.where(small, t, np.sin(t * theta) / safe)
     out = wa * a + wb * b
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    return out / np.sqrt(np.einsum("...i,...i->...", out, out))[..., None]
 
 
 def quaternion_yaw(q: np.ndarray) -> float:

@@ -15,8 +15,8 @@ cancel   ``{"goal"}``                                               true if a go
 
 ``status`` is ``pending`` (accepted, sent to the plugin) or ``rejected`` (another goal is
 still running; ``in_the_way`` is that goal's status, e.g. ``canceling``). The keep-last
-stream ``goal`` carries the newest goal, ``{"goal", "client", "status", "progress"}``,
-published before the trees tick when it changed. A cancel that overtakes its goal on the
+stream ``goal`` carries the newest goal, ``{"goal", "client", "status"}``, published
+before the trees tick when it changed. A cancel that overtakes its goal on the
 way (jitter) is remembered, and the goal is rejected when it arrives.
 
 :class:`ActorClient` is the tree's side (the nodes of :mod:`hri.actor.nodes`).
@@ -102,8 +102,7 @@ class ActorService:
         goal = self.server.current_goal
         if goal is None or self._owner is None:
             return
-        state = {"goal": self._owner[1], "client": self._owner[0], "status": goal.status.value,
-                 "progress": goal.progress}
+        state = {"goal": self._owner[1], "client": self._owner[0], "status": goal.status.value}
         if state != self._published:
             self._published = state
             self.service.publish(STREAM, state)

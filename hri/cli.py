@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from hri.bench import add_bench_parser, bench_command
-from hri.errors import HriError
+from hri.errors import HriError, SafetyViolation
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,6 +33,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
     run.add_argument("--gui", action="store_true", help="open PyBullet's 3D window")
     run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
+    run.add_argument("--strict", action="store_true",
+                     help="end the run at the first safety violation, with exit status 3")
     run.add_argument("--split", action="store_true",
                      help="run each tree in a process of its own (same results; docs/network.md)")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
@@ -132,7 +134,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         observers.append(TreeView())
     stats = run_scenario(scenario, duration, seed=args.seed, gui=args.gui, realtime=args.realtime,
-                         out_dir=args.out, observers=observers, split=args.split)
+                         out_dir=args.out, observers=observers, split=args.split, strict=args.strict)
     if args.json:
         print(json.dumps(stats))
     else:
@@ -205,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
                 "render": _cmd_render, "stats": _cmd_stats, "bench": bench_command}
     try:
         code = handlers[args.command](args)
+    except SafetyViolation as err:
+        print(err, file=sys.stderr)
+        code = 3
     except HriError as err:
         print(err, file=sys.stderr)
         code = 1

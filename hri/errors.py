@@ -22,3 +22,7 @@ class HriError(Exception):
         if self.file:
             return f"{self.file}: {self.message}"
         return self.message
+
+
+class SafetyViolation(HriError):
+    """The first safety violation of a ``--strict`` run (:mod:`hri.monitor`): the run ends with it."""

@@ -92,6 +92,7 @@ class Area:
         if self.polygon.area <= 0.0:
             raise ValueError("the area's polygon is empty")
         shapely.prepare(self.polygon)
+        self._bounds = self.polygon.bounds
         self._triangles = list(shapely.constrained_delaunay_triangles(self.polygon).geoms)
         weights = np.array([t.area for t in self._triangles])
         self._cumulative = np.cumsum(weights / weights.sum())
@@ -99,6 +100,9 @@ class Area:
 
     def contains(self, x: float, y: float) -> bool:
         """True when the point lies inside or on the border."""
+        x0, y0, x1, y1 = self._bounds
+        if x < x0 or x > x1 or y < y0 or y > y1:
+            return False  # outside the bounding box: no need to ask shapely
         return bool(shapely.intersects_xy(self.polygon, x, y))
 
     def sample(self, rng: np.random.Generator) -> tuple[float, float]:

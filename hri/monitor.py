@@ -10,10 +10,23 @@ limits, must be at most ``reduced_velocity`` (within ``speed_tolerance``); that 
 speed of every robot point to the same fraction of what it reaches at full speed. In the stop
 zone the fastest robot point must be slower than ``rest_speed_m_s``.
 
+Violations. Every physics step that breaks a limit after its allowed time, and every step in
+which the person's and the robot's shapes interpenetrate (deeper than
+``PENETRATION_TOLERANCE_M``), is a ``safety_violation`` event (step, zone, speed, reason) and
+counts in ``safety_violations``; with ``strict`` the first one ends the run
+(:class:`SafetyViolation`).
+
 Separation. The 3-D distance between the person's body and the robot's links is queried
-every physics step while it is below ``NEAR_M``; farther away every ``FAR_EVERY`` steps (at a
-relative speed below 5 m/s this misses at most 5 m/s x FAR_EVERY x dt of a minimum that is
-above ``NEAR_M`` anyway).
+every physics step while it is below ``NEAR_M``. Farther away, the next query waits as long as
+the two cannot have closed the gap to ``NEAR_M``: (distance - NEAR_M) / closing speed, where
+the closing speed bounds the fastest robot point (:meth:`~hri.robot.arm.RobotArm.speed_capability`)
+plus ``PERSON_MAX_SPEED_M_S`` for any point of the person, and it happens on a step where the
+person was posed. So a minimum below ``NEAR_M`` is measured every step, and one that is not
+reported below ``NEAR_M`` was not below it.
+
+The robot's speed is checked every step while the person is in the warning or stop zone (the
+safety limits); in the safe zone, where no limit applies, every ``SPEED_EVERY`` steps for the
+``max_robot_speed_m_s`` statistic. The zone is decided every step the pelvis moved.
 """
 
 from __future__ import annotations
@@ -24,12 +37,18 @@ from dataclasses import dataclass
 import pybullet as p
 import shapely
 
+from hri.errors import SafetyViolation
 from hri.geometry import Area, Pose
 from hri.stats import EventLog, RunStats
 
 NEAR_M = 1.0
-FAR_EVERY = 8
+PERSON_MAX_SPEED_M_S = 3.0  # any point of the person: walking plus a swinging arm
+SPEED_EVERY = 12
+REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not a pause at a waypoint)
+NEAR_MARGIN_M = 0.5  # the person is animated every step from NEAR_M + this on
 SEPARATION_CUTOFF_M = 50.0
+PENETRATION_TOLERANCE_M = 1e-3  # deeper than this, person and robot interpenetrate: a violation
+SEPARATION_SLACK_M = 0.2  # how much farther than the last separation a near query looks first
 
 
 @dataclass(frozen=True)
@@ -62,8 +81,9 @@ class SafetyMonitor:
     """Per-step zone, speed, protective-stop and separation bookkeeping."""
 
     def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
-                 limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float):
+                 limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False):
         self.client = client
+        self.strict = strict
         self.zones = zones
         self.robot = robot
         self.person_body = person_body
@@ -75,10 +95,15 @@ class SafetyMonitor:
         self.guarded_since: float | None = None  # entered warning or stop (from safe)
         self.stop_since: float | None = None
         self.stopped_this_stay = False
+        self.rest_since: float | None = None  # the robot at rest since (in a stay in the stop zone)
         self.intrusion_m = 0.0  # how deep into the stop zone the person got in this stay before the robot rested
         self.last_velocity = None
         self.last_xy: tuple[float, float] | None = None
-        self.separation_countdown = 0
+        self.next_separation_t = 0.0
+        self.closing_speed = robot.speed_capability() + PERSON_MAX_SPEED_M_S
+        self.steps = 0
+        self._speeds_at = -1
+        self._speeds = (0.0, 0.0)
         self.last_separation = math.inf
         self.closest: tuple[float, tuple] | None = None  # (t, PyBullet's closest-point record)
         self.now = 0.0
@@ -97,6 +122,7 @@ class SafetyMonitor:
             self.stats.zone_entries["stop"] += 1
             self.stop_since = t
             self.stopped_this_stay = False
+            self.rest_since = None
             self.intrusion_m = 0.0
             self.events.emit(t, "protective_stop_requested")
         elif self.zone == "stop":
@@ -112,18 +138,22 @@ class SafetyMonitor:
         return zone
 
     # --- robot speed ------------------------------------------------------------------
+    def robot_speeds(self) -> tuple[float, float]:
+        """The robot's measured joint speed fraction and fastest point speed (m/s) after this
+        step (measured once per step, whoever asks)."""
+        if self._speeds_at != self.steps:
+            self._speeds_at = self.steps
+            self._speeds = (self.robot.joint_speed_fraction(), self.robot.fastest_point_speed())
+        return self._speeds
+
     def _check_speed(self, t: float, zone: str) -> None:
-        fraction = self.robot.joint_speed_fraction()
-        speed = self.robot.fastest_point_speed()
+        fraction, speed = self.robot_speeds()
         self.stats.max_robot_speed_m_s = max(self.stats.max_robot_speed_m_s, speed)
         lim = self.limits
         if self.stop_since is not None:
             at_rest = speed < lim.rest_speed_m_s
-            if at_rest and not self.stopped_this_stay:
-                self.stopped_this_stay = True
-                self.stats.protective_stops += 1
-                self.events.emit(t, "protective_stop", stopping_time_s=round(t - self.stop_since, 6),
-                                 intrusion_m=round(self.intrusion_m, 6))
+            if not self.stopped_this_stay:
+                self._follow_rest(t, at_rest)
             if t - self.stop_since > lim.stopping_time_s and not at_rest:
                 self._violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s in the stop zone")
                 return
@@ -132,6 +162,20 @@ class SafetyMonitor:
             if fraction > allowed:
                 self._violation(t, zone, speed, fraction,
                                 f"joint speed at {fraction:.3f} of the limit, allowed {lim.reduced_velocity:.3f}")
+
+    def _follow_rest(self, t: float, at_rest: bool) -> None:
+        """A protective stop is the robot at rest for ``REST_DWELL_S`` in a stay in the stop
+        zone (a pause at a waypoint is not one); it counts from when the rest began."""
+        if not at_rest:
+            self.rest_since = None
+            return
+        if self.rest_since is None:
+            self.rest_since = t
+        if t - self.rest_since >= REST_DWELL_S - 1e-9:
+            self.stopped_this_stay = True
+            self.stats.protective_stops += 1
+            self.events.emit(t, "protective_stop", stopping_time_s=round(self.rest_since - self.stop_since, 6),
+                             intrusion_m=round(self.intrusion_m, 6))
 
     def _measure_intrusion(self, x: float, y: float) -> None:
         """The person's depth inside the stop zone (distance to its edge) while the robot still moves."""
@@ -142,8 +186,11 @@ class SafetyMonitor:
 
     def _violation(self, t: float, zone: str, speed: float, fraction: float, why: str) -> None:
         self.stats.safety_violations += 1
-        self.events.emit(t, "safety_violation", zone=zone, speed_m_s=round(speed, 6),
+        self.events.emit(t, "safety_violation", step=self.steps, zone=zone, speed_m_s=round(speed, 6),
                          speed_fraction=round(fraction, 6), reason=why)
+        if self.strict:
+            raise SafetyViolation(f"--strict: safety violation at t = {t:.3f} s (step {self.steps}, "
+                                  f"{zone} zone): {why}")
 
     def _robot_mode(self, zone: str) -> str:
         if zone == "stop":
@@ -151,43 +198,70 @@ class SafetyMonitor:
         return "reduced" if self.robot.velocity_fraction < 1.0 else "full"
 
     # --- separation -------------------------------------------------------------------
-    def _update_separation(self) -> None:
-        if self.separation_countdown > 0:
-            self.separation_countdown -= 1
+    def _closest_within(self, cutoff: float):
+        """PyBullet's closest point pair of the person and the robot, if within ``cutoff`` m
+        (the narrow phase runs only for link pairs whose boxes are that close)."""
+        points = p.getClosestPoints(self.person_body, self.robot.body_id, cutoff, physicsClientId=self.client)
+        return min(points, key=lambda pt: pt[8], default=None)
+
+    def _update_separation(self, posed: bool) -> None:
+        if self.last_separation >= NEAR_M and (not posed or self.now < self.next_separation_t):
             return
-        points = p.getClosestPoints(self.person_body, self.robot.body_id, SEPARATION_CUTOFF_M,
-                                    physicsClientId=self.client)
-        closest = min(points, key=lambda pt: pt[8], default=None)
+        closest = None
+        if self.last_separation < NEAR_M:  # near: only the link pairs that can be closest now
+            closest = self._closest_within(self.last_separation + SEPARATION_SLACK_M)
+        if closest is None:
+            closest = self._closest_within(SEPARATION_CUTOFF_M)
         distance = closest[8] if closest is not None else SEPARATION_CUTOFF_M
         self.last_separation = distance
+        if distance < -PENETRATION_TOLERANCE_M:
+            names = self._closest_names(closest)
+            fraction, speed = self.robot_speeds()
+            self._violation(self.now, self.zone, speed, fraction,
+                            f"the person's {names[0]} is {-distance:.4f} m inside the robot's {names[1]}")
         if distance < self.stats.min_separation_m:
             self.stats.min_separation_m = distance
             self.closest = (self.now, closest)
-        self.separation_countdown = 0 if distance < NEAR_M else FAR_EVERY - 1
+        self.next_separation_t = self.now + max(0.0, distance - NEAR_M) / self.closing_speed
 
     # --- per step ---------------------------------------------------------------------
+    def _closest_names(self, pt) -> list[str]:
+        """The person's and the robot's link names of a closest-point record."""
+        return [self.link_names[body][link] for body, link in ((self.person_body, pt[3]), (self.robot.body_id, pt[4]))]
+
     def closest_approach(self) -> dict | None:
         """Where and when the person and the robot came closest (for the event log)."""
         if self.closest is None or self.closest[1] is None:
             return None
         t, pt = self.closest
-        names = [self.link_names[body][link] for body, link in ((self.person_body, pt[3]), (self.robot.body_id, pt[4]))]
+        names = self._closest_names(pt)
         return {"t": t, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
                 "at": [round(v, 4) for v in pt[5]]}
 
-    def step(self, t: float, person: Pose) -> None:
+    def step(self, t: float, person: Pose, posed: bool = True) -> None:
+        """After a physics step at time ``t``: ``person`` is the pelvis pose now; ``posed``: the
+        body was animated in this step (the separation is measured on such steps)."""
         self.now = t
-        zone = self._update_zone(t, person.x, person.y)
+        self.steps += 1
+        if self.last_xy != (person.x, person.y):
+            self._update_zone(t, person.x, person.y)
+            if self.last_xy is not None:
+                self.stats.person_distance_m += math.hypot(person.x - self.last_xy[0], person.y - self.last_xy[1])
+            self.last_xy = (person.x, person.y)
+        zone = self.zone
         self.stats.zone_time_s[zone] += self.dt
         self.stats.robot_time_s[self._robot_mode(zone)] += self.dt
         if self.last_velocity != self.robot.velocity_fraction:
             if self.last_velocity is not None:
                 self.events.emit(t, "velocity_change", fraction=self.robot.velocity_fraction)
             self.last_velocity = self.robot.velocity_fraction
-        if self.last_xy is not None:
-            self.stats.person_distance_m += math.hypot(person.x - self.last_xy[0], person.y - self.last_xy[1])
-        self.last_xy = (person.x, person.y)
-        self._check_speed(t, zone)
-        if self.stop_since is not None and not self.stopped_this_stay:
+        if self.guarded_since is not None or self.steps % SPEED_EVERY == 0:
+            self._check_speed(t, zone)
+        if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(person.x, person.y)
-        self._update_separation()
+        self._update_separation(posed)
+
+    @property
+    def person_near(self) -> bool:
+        """The person is close enough to the robot to be animated every physics step."""
+        return self.last_separation < NEAR_M + NEAR_MARGIN_M

@@ -28,7 +28,7 @@ PRESETS = ("coexistence", "cooperation", "collaboration")
 _SCHEMA: dict[str, Any] = {
     "name": str,
     "description": str,
-    "simulation": {"duration_s": float, "physics_rate_hz": float, "tree_rate_hz": float},
+    "simulation": {"duration_s": float, "physics_rate_hz": float, "tree_rate_hz": float, "person_rate_hz": float},
     "room": {"size": list, "wall_height": float},
     "furniture": "any",
     "robot": {"base": "pose", "reduced_velocity": float, "config": "any"},
@@ -45,6 +45,8 @@ _SCHEMA: dict[str, Any] = {
     "safety": {"reaction_time_s": float, "stopping_time_s": float, "rest_speed_m_s": float,
                "speed_tolerance": float},
 }
+#: optional ``simulation`` keys: the person is animated at this rate while away from the robot
+SIMULATION_DEFAULTS = {"person_rate_hz": 20.0}
 _REQUIRED = ("name", "simulation", "room", "robot", "person", "zones", "trees", "safety")
 
 
@@ -115,7 +117,7 @@ class Scenario:
         return self.data["name"]
 
     def sim(self, key: str) -> float:
-        return float(self.data["simulation"][key])
+        return float(self.data["simulation"].get(key, SIMULATION_DEFAULTS.get(key)))
 
     @property
     def zones(self) -> dict[str, Area]:
@@ -276,7 +278,10 @@ def validate(scenario: Scenario, file: str) -> None:
 def _validate_numbers(data: dict, fail) -> None:
     """Ranges of the scalar parameters (their types are checked by the schema)."""
     for key in ("duration_s", "physics_rate_hz", "tree_rate_hz"):
-        if float(data["simulation"][key]) <= 0:
+        if key not in data["simulation"]:
+            fail(f"missing required key 'simulation.{key}'", "simulation")
+    for key in ("duration_s", "physics_rate_hz", "tree_rate_hz", "person_rate_hz"):
+        if key in data["simulation"] and float(data["simulation"][key]) <= 0:
             fail(f"simulation.{key} must be positive", f"simulation.{key}")
     if not 0.0 <= float(data["robot"]["reduced_velocity"]) <= 1.0:
         fail("robot.reduced_velocity must be within 0..1", "robot.reduced_velocity")

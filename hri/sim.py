@@ -27,6 +27,7 @@ from hri.actor.queues import ActorLink
 from hri.actor.server import ActorServer
 from hri.called import CalledFlag
 from hri.errors import HriError
+from hri.geometry import Pose
 from hri.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.mqueue import RunQueues, cleanup_stale
 from hri.parts import PartManager
@@ -63,14 +64,16 @@ class Simulation:
     """One run. Use as a context manager so the queues and the PyBullet client are released."""
 
     def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False,
-                 observers: Sequence["Observer"] = (), split: bool = False):
+                 observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False):
         self.scenario = scenario
+        self.strict = strict
         self.seed = int(seed)
         self.gui = gui
         self.realtime = realtime
         self.split = split
         self.dt = 1.0 / scenario.sim("physics_rate_hz")
         self.tree_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("tree_rate_hz")))
+        self.person_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("person_rate_hz")))
         self.step_count = 0
         self.trajectory_every = max(1, round(scenario.sim("physics_rate_hz") * TRAJECTORY_PERIOD_S))
         self.trajectory: list[tuple] = []
@@ -141,7 +144,7 @@ class Simulation:
             k: float(data["safety"][k]) for k in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s",
                                                   "speed_tolerance")})
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
-                                     self.stats, self.events, self.dt)
+                                     self.stats, self.events, self.dt, strict=self.strict)
         self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
         for _ in range(SETUP_ROUNDS):  # discovery and subscriptions, before the first tick
             for host in self.trees.values():
@@ -209,24 +212,37 @@ class Simulation:
             self._tick_trees()
         else:
             self.network.advance(t)  # what a channel's latency delivers between ticks
-        self.plugin.step(t, self.dt)
-        self.server.poll()
+        posed = self._person_due()
+        if posed:
+            self.plugin.step(t, self.dt)
+            self.server.poll()
         self.robot.step(self.dt)
         self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
         self.step_count += 1
-        person = self.plugin.pose
-        self.monitor.step(self.now(), person)
+        person = self._person_now(posed)
+        self.monitor.step(self.now(), person, posed)
         self._record_trajectory(person)
         for observer in self.observers:
             observer.after_step(self)
 
+    def _person_now(self, posed: bool) -> Pose:
+        """The pelvis pose after this step: as posed, or followed along the walk."""
+        return self.plugin.pose if posed else self.plugin.pose_at(self.now())
+
+    def _person_due(self) -> bool:
+        """The person is animated at ``simulation.person_rate_hz``, and every physics step while
+        near the robot (the separation is measured every step there); in between, the safety
+        monitor follows the pelvis along the walk (``ActorPlugin.pose_at``). The same with a
+        view: a view never changes a run."""
+        return self.step_count % self.person_every == 0 or self.monitor.person_near
+
     def _record_trajectory(self, person) -> None:
         """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""
         if self.step_count % self.trajectory_every == 0:
+            fraction, speed = self.monitor.robot_speeds()
             self.trajectory.append((round(self.now(), 6), person.x, person.y, person.yaw, self.monitor.zone,
-                                    self.robot.velocity_fraction, self.robot.joint_speed_fraction(),
-                                    self.robot.fastest_point_speed(), self.monitor.last_separation))
+                                    self.robot.velocity_fraction, fraction, speed, self.monitor.last_separation))
 
     def run(self, duration_s: float) -> dict[str, Any]:
         """Run for ``duration_s`` simulated seconds; return the statistics object.
@@ -283,12 +299,14 @@ class Simulation:
 
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool = False,
                  realtime: bool = False, out_dir: Path | None = None,
-                 observers: Sequence[Observer] = (), split: bool = False) -> dict[str, Any]:
+                 observers: Sequence[Observer] = (), split: bool = False, strict: bool = False) -> dict[str, Any]:
     """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up;
-    ``split``: the trees in processes of their own."""
+    ``split``: the trees in processes of their own; ``strict``: the first safety violation
+    ends the run (:class:`hri.errors.SafetyViolation`)."""
     from hri.stats import write_run
 
-    with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers, split=split) as sim:
+    with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers, split=split,
+                    strict=strict) as sim:
         try:
             stats = sim.run(duration_s)
         finally:  # also a run that failed leaves what it has, marked "complete": false

@@ -165,6 +165,11 @@ class RobotArm:
             raise ValueError(f"{urdf}: expected 6 revolute joints")
         self._joints = list(self.model.indices)
         self._links = list(range(self.model.num_links))
+        n = len(self._joints)  # the motor command's constant parts, made once
+        self._forces = self.model.max_effort.tolist()
+        self._max_velocity = self.model.max_velocity.tolist()
+        self._position_gains = [config.position_gain] * n
+        self._velocity_gains = [config.velocity_gain] * n
         self.home = np.array(config.home, dtype=float)
         for j, q in zip(self._joints, self.home):
             p.resetJointState(self.body_id, j, float(q), 0.0, physicsClientId=client)
@@ -288,7 +293,8 @@ class RobotArm:
 
     def joint_speed_fraction(self) -> float:
         """max_i |qdot_i| / vmax_i, measured."""
-        return float(np.max(np.abs(self.joint_velocities()) / self.model.max_velocity))
+        states = p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
+        return max(abs(state[1]) / vmax for state, vmax in zip(states, self._max_velocity))
 
     def fastest_point_speed(self) -> float:
         """The largest linear speed (m/s) of the link frames (tool0 included), measured."""
@@ -355,11 +361,8 @@ class RobotArm:
         self._status = MotionStatus.FAILED
 
     def _command(self, q: np.ndarray, qdot: np.ndarray) -> None:
-        n = len(self._joints)
         p.setJointMotorControlArray(
             self.body_id, self._joints, p.POSITION_CONTROL,
-            targetPositions=[float(v) for v in q], targetVelocities=[float(v) for v in qdot],
-            forces=[float(v) for v in self.model.max_effort],
-            positionGains=[self.config.position_gain] * n,
-            velocityGains=[self.config.velocity_gain] * n,
+            targetPositions=q.tolist(), targetVelocities=qdot.tolist(), forces=self._forces,
+            positionGains=self._position_gains, velocityGains=self._velocity_gains,
             physicsClientId=self.client)

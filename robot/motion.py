@@ -20,6 +20,7 @@ from ruckig import (ControlInterface, InputParameter, OutputParameter, Result, R
 
 #: below this velocity fraction the motion is held (braked) instead of crawling
 MIN_FRACTION = 1e-3
+_UNSET = object()  # no target set in ruckig's input yet
 
 
 class MotionStatus(enum.Enum):
@@ -63,6 +64,9 @@ class JointMotion:
         self._waypoints: list[np.ndarray] = []
         self._index = 0
         self._braking = False
+        self._zeros = [0.0] * self.dof
+        self._scale: float | None = None  # the velocity scale and target ruckig's input holds
+        self._target: object = _UNSET
 
     # -- the commanded state ----------------------------------------------------------
 
@@ -94,12 +98,14 @@ class JointMotion:
         self._waypoints = [np.asarray(w, dtype=float) for w in waypoints]
         self._index = 0
         self._braking = False
+        self._target = _UNSET  # new waypoints: set ruckig's target again
 
     def brake(self) -> None:
         """Stop as fast as the acceleration and jerk limits allow; forget the path."""
         self._waypoints = []
         self._index = 0
         self._braking = True
+        self._target = _UNSET
 
     # -- one control cycle ------------------------------------------------------------
 
@@ -108,16 +114,19 @@ class JointMotion:
         inp = self._inp
         holding = fraction < MIN_FRACTION
         scale = max(float(fraction), MIN_FRACTION)
-        inp.max_velocity = [float(v) * scale for v in self.max_velocity]
-        if self._braking or holding or self._index >= len(self._waypoints):
-            inp.control_interface = ControlInterface.Velocity
-            inp.target_velocity = [0.0] * self.dof
-            inp.target_acceleration = [0.0] * self.dof
-        else:
-            inp.control_interface = ControlInterface.Position
-            inp.target_position = [float(v) for v in self._waypoints[self._index]]
-            inp.target_velocity = [0.0] * self.dof
-            inp.target_acceleration = [0.0] * self.dof
+        if scale != self._scale:  # setting ruckig's input lists costs: only what changed
+            self._scale = scale
+            inp.max_velocity = (self.max_velocity * scale).tolist()
+        target = None if self._braking or holding or self._index >= len(self._waypoints) else self._index
+        if self._target is _UNSET or target != self._target:
+            self._target = target
+            if target is None:
+                inp.control_interface = ControlInterface.Velocity
+            else:
+                inp.control_interface = ControlInterface.Position
+                inp.target_position = self._waypoints[target].tolist()
+            inp.target_velocity = self._zeros
+            inp.target_acceleration = self._zeros
         result = self._otg.update(inp, self._out)
         if result not in (Result.Working, Result.Finished):
             return Progress.ERROR

@@ -21,6 +21,9 @@ import pybullet as p
 from hri.geometry import Pose
 from hri.kinematics import Chain, IkSettings
 
+CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
+
+
 
 @dataclass(frozen=True)
 class JointModel:
@@ -74,6 +77,8 @@ class PlanningScene:
         self.body = p.loadURDF(str(urdf_path), base_pose.position, base_pose.orientation,
                                useFixedBase=True, physicsClientId=self.client)
         self.model = read_joint_model(self.client, self.body)
+        self._joints = list(self.model.indices)
+        self._zero_velocity = [[0.0]] * len(self._joints)
         self.chain = Chain.from_urdf(urdf_path, "base_link", "tool0",
                                      base_pose=(base_pose.position, base_pose.orientation))
         if self.chain.joint_names != self.model.names:
@@ -84,6 +89,8 @@ class PlanningScene:
         self.self_margin = float(self_collision_margin)
         self.home = np.asarray(home, dtype=float)
         self.self_pairs = self._self_collision_pairs()
+        self._reach = self.reach_matrix()
+        self._near_obstacles = self._obstacles_within_reach()
 
     def close(self) -> None:
         if self.client >= 0 and p.isConnected(self.client):
@@ -93,8 +100,8 @@ class PlanningScene:
     # -- kinematics -------------------------------------------------------------------
 
     def set_configuration(self, q: np.ndarray) -> None:
-        for j, value in zip(self.model.indices, q):
-            p.resetJointState(self.body, j, float(value), 0.0, physicsClientId=self.client)
+        p.resetJointStatesMultiDof(self.body, self._joints, [[v] for v in np.asarray(q, float).tolist()],
+                                   self._zero_velocity, physicsClientId=self.client)
 
     def within_limits(self, q: np.ndarray) -> bool:
         return bool(np.all(q >= self.model.lower) and np.all(q <= self.model.upper))
@@ -105,8 +112,9 @@ class PlanningScene:
 
         The shared kinematics core (:meth:`hri.kinematics.Chain.inverse`) solves from each
         seed in turn for the joint values nearest that seed; the first seed (the current
-        joints) also gets the core's restarts. Among the first ``enough`` valid, collision-free
-        solutions the one nearest to ``seeds[0]`` wins.
+        joints) also gets the core's restarts, and its solution, when valid and collision-free,
+        is the answer. Otherwise, among the first ``enough`` valid, collision-free solutions
+        from the other seeds, the one nearest to ``seeds[0]`` wins.
         """
         reference = np.asarray(seeds[0], dtype=float)
         settings = IkSettings(position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance)
@@ -118,6 +126,8 @@ class PlanningScene:
             q = np.array(result.q)
             if not self.configuration_valid(q):
                 continue
+            if k == 0:
+                return q  # the core's answer from the current joints is the nearest there is
             found.append(q)
             if len(found) >= enough:
                 break
@@ -148,7 +158,7 @@ class PlanningScene:
         if not self.within_limits(q):
             return False
         self.set_configuration(q)
-        for obstacle in self.obstacles:
+        for obstacle in self._near_obstacles:
             for point in p.getClosestPoints(self.body, obstacle, self.margin,
                                             physicsClientId=self.client):
                 if point[3] != -1:
@@ -159,24 +169,68 @@ class PlanningScene:
                 return False
         return True
 
+    def clearance(self, q: np.ndarray) -> float:
+        """How far configuration ``q`` is from invalid, in metres: the smallest distance to the
+        obstacles minus ``margin`` and between the self-collision pairs minus ``self_margin``,
+        at most ``CLEARANCE_CAP_M``; zero or less: invalid (outside the joint limits: -inf)."""
+        if not self.within_limits(q):
+            return -math.inf
+        self.set_configuration(q)
+        free = CLEARANCE_CAP_M
+        for obstacle in self._near_obstacles:  # each query only looks as far as the clearance found so far
+            for point in p.getClosestPoints(self.body, obstacle, self.margin + free, physicsClientId=self.client):
+                if point[3] != -1:  # the base stands on an obstacle
+                    free = min(free, point[8] - self.margin)
+        for a, b in self.self_pairs:
+            for point in p.getClosestPoints(self.body, self.body, self.self_margin + free, linkIndexA=a,
+                                            linkIndexB=b, physicsClientId=self.client):
+                free = min(free, point[8] - self.self_margin)
+        return free
+
     def segment_valid(self, q0: np.ndarray, q1: np.ndarray, resolution: float,
                       check_start: bool = False) -> bool:
-        """Every configuration on the straight segment, ``resolution`` rad apart, is valid."""
-        steps = max(1, int(math.ceil(float(np.max(np.abs(q1 - q0))) / resolution)))
-        first = 0 if check_start else 1
-        for k in range(first, steps + 1):
-            if not self.configuration_valid(q0 + (q1 - q0) * (k / steps)):
+        """Every configuration on the straight segment ``q0``..``q1`` is valid.
+
+        Conservative advancement: from a configuration with clearance ``c`` no robot point can
+        reach a collision before it has moved ``c``, and along the segment no point moves
+        farther than each joint's change times its reach (:meth:`reach_matrix`), summed; so the
+        next configuration checked is the farthest one that cannot have been reached, and the
+        free part of the segment is proven free, not sampled. The checks are never closer than
+        ``resolution`` rad (the fixed spacing of the sampling this replaces, and its
+        guarantee, where the arm works close to the table).
+        """
+        q0 = np.asarray(q0, float)
+        delta = np.asarray(q1, float) - q0
+        length = float(np.max(np.abs(delta)))
+        if length == 0.0:
+            return not check_start or self.configuration_valid(q0)
+        sweep = float(np.dot(self._reach.max(axis=1), np.abs(delta)))  # farthest any point moves
+        finest = 1.0 / max(1, int(math.ceil(length / resolution)))
+        s = 0.0
+        while True:
+            free = self.clearance(q0 + delta * s)
+            if free <= 0.0 and (s > 0.0 or check_start):
                 return False
-        return True
+            if s >= 1.0:
+                return True
+            s = min(1.0, s + max(finest, free / sweep))
 
     # -- speed bound ------------------------------------------------------------------
 
     def speed_capability(self) -> float:
-        """Sum over joints of vmax_i times the largest distance of a robot point from axis i.
+        """An upper bound (m/s) of any robot point's speed at full joint speed: the sum over
+        joints of vmax_i times joint i's reach to the farthest link."""
+        return float(np.dot(self.model.max_velocity, self._reach.max(axis=1)))
 
-        Configuration independent: the distance of a point on link k from joint i's origin
-        is at most the sum of the (rigid) joint-to-joint lengths from i to k plus link k's
-        radius around its own joint origin (from its AABB at home, conservative).
+    def reach_matrix(self) -> np.ndarray:
+        """(joints x links): how far a point of link k can be from joint i's axis, whatever the
+        configuration (0 for links joint i does not move); a change of dq_i rad moves no point
+        of link k farther than reach[i, k] * |dq_i|.
+
+        The distance of a point on link k from joint i's origin is at most the sum of the
+        (rigid) joint-to-joint lengths from i to k plus link k's radius around its own joint
+        origin (from its AABB at home, conservative). A fixed link (the tool) counts as part
+        of the chain after the last joint.
         """
         self.set_configuration(self.home)
         chain = [*self.model.indices]
@@ -192,12 +246,24 @@ class PlanningScene:
                                 for z in (lo[2], hi[2])])
             origins.append(origin)
             radii.append(float(np.max(np.linalg.norm(corners - origin, axis=1))))
-        total = 0.0
+        reach = np.zeros((len(self.model.indices), self.model.num_links))
         for i in range(len(self.model.indices)):
-            reach, along = 0.0, 0.0
+            along = 0.0
             for k in range(i, len(chain)):
                 if k > i:
                     along += float(np.linalg.norm(origins[k] - origins[k - 1]))
-                reach = max(reach, along + radii[k])
-            total += float(self.model.max_velocity[i]) * reach
-        return total
+                reach[i, chain[k]] = along + radii[k]
+        return reach
+
+    def _obstacles_within_reach(self) -> list[int]:
+        """The obstacles the arm can come within ``margin`` of: their boxes are nearer to the
+        first joint than the arm reaches (the others need not be asked)."""
+        origin = np.array(p.getLinkState(self.body, self.model.indices[0], computeForwardKinematics=1,
+                                         physicsClientId=self.client)[4])
+        limit = float(self._reach[0].max()) + self.margin
+        near = []
+        for obstacle in self.obstacles:
+            lo, hi = (np.array(corner) for corner in p.getAABB(obstacle, physicsClientId=self.client))
+            if float(np.linalg.norm(origin - np.clip(origin, lo, hi))) <= limit:
+                near.append(obstacle)
+        return near

@@ -94,8 +94,11 @@ def test_same_seed_same_statistics_and_events(tmp_path):
 
 def test_stop_zone_intrusion_is_the_depth_reached_before_the_robot_rests():
     """Seed 10 walks the person into the stop zone within seconds; the intrusion is measured
-    from the pelvis to the zone's edge, only until the robot is at rest."""
+    from the pelvis to the zone's edge, only until the robot is at rest (the protective stop is
+    confirmed REST_DWELL_S later and counts from when the rest began)."""
     import shapely
+
+    from hri.monitor import REST_DWELL_S
 
     scenario = load_scenario("coexistence")
     stop_zone = scenario.zones["stop"].polygon
@@ -103,13 +106,15 @@ def test_stop_zone_intrusion_is_the_depth_reached_before_the_robot_rests():
     with Simulation(scenario, seed=10) as sim:
         for _ in range(int(12 / sim.dt)):
             sim.step()
-            pose = sim.plugin.pose
+            x, y = sim.monitor.last_xy  # the pelvis the monitor judged this step
             if sim.monitor.zone == "stop":
-                depths.append((sim.now(), stop_zone.exterior.distance(shapely.Point(pose.x, pose.y))))
+                depths.append((sim.now(), stop_zone.exterior.distance(shapely.Point(x, y))))
         stops = [e for e in sim.events.events if e["event"] == "protective_stop"]
+        entry = next(e["t"] for e in sim.events.events if e["event"] == "protective_stop_requested")
         intrusion = sim.stats.max_stop_intrusion_m
     assert len(stops) == 1 and depths
-    rest_t = stops[0]["t"]
+    rest_t = entry + stops[0]["stopping_time_s"]
+    assert stops[0]["t"] == pytest.approx(rest_t + REST_DWELL_S, abs=1e-5)
     before_rest = max(d for t, d in depths if t < rest_t - 1e-5)  # up to the step before rest (event times are rounded)
     deepest = max(d for _, d in depths)
     assert intrusion == pytest.approx(before_rest, abs=1e-9) == pytest.approx(stops[0]["intrusion_m"], abs=1e-6)

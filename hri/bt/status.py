@@ -74,7 +74,9 @@ class TreeStatusLog:
         self.tree = tree
         self.file = file
         self._nodes = preorder(root)
+        self._behaviours = [node for _, node in self._nodes]
         self._last = [IDLE] * len(self._nodes)
+        self._last_raw = [Status.INVALID] * len(self._nodes)
 
     def start(self, t: float, emit: Emit) -> None:
         """Emit the ``tree_nodes`` legend: the file and the pre-order node type IDs."""
@@ -83,15 +85,15 @@ class TreeStatusLog:
 
     def record(self, t: float, emit: Emit) -> None:
         """After a tick: emit the changes since the last tick (nothing when none changed)."""
-        changes: dict[str, str] = {}
-        last = self._last
-        for i, (_, node) in enumerate(self._nodes):
-            status = STATUS_NAMES[node.status]
-            if status != last[i]:
-                last[i] = status
-                changes[str(i)] = status
-        if changes:
-            emit(t, "tree_status", tree=self.tree, changes=changes)
+        statuses = [node.status for node in self._behaviours]
+        if statuses == self._last_raw:
+            return  # most ticks change nothing: one list comparison
+        changes = {str(i): STATUS_NAMES[now] for i, (now, before) in enumerate(zip(statuses, self._last_raw))
+                   if now is not before}
+        self._last_raw = statuses
+        for index, status in changes.items():
+            self._last[int(index)] = status
+        emit(t, "tree_status", tree=self.tree, changes=changes)
 
     def apply(self, changes: dict[str, str]) -> None:
         """Take the changes of a ``tree_status`` event (a mirror of a tree ticked elsewhere)."""

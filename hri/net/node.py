@@ -156,6 +156,8 @@ class Node:
 
     def expire(self, now: float | None = None) -> None:
         """Fail the calls whose time is up; resend subscriptions that failed for a passing reason."""
+        if not self._calls and not self._subscriptions:
+            return  # a node that only serves: nothing can expire (the network asks every step)
         now = self.clock() if now is None else now
         for future in [f for f in self._calls.values() if now > f.deadline + EPS]:
             self._time_out(future)

@@ -1,0 +1,96 @@
+"""The safety monitor's invariants: speed limits after the allowed times, no interpenetration,
+and ``--strict`` ending a run at the first violation."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from hri.actor.animation import ClipLibrary
+from hri.actor.body import HumanoidBody
+from hri.errors import SafetyViolation
+from hri.geometry import Area, Pose
+from hri.monitor import SafetyLimits, SafetyMonitor
+from hri.robot.arm import RobotArm, RobotConfig
+from hri.stats import EventLog, RunStats
+from test_cli import hri
+
+LIMITS = SafetyLimits(0.1, 0.6, 0.8, 0.002, 0.02)
+ZONES = {"warning": Area([(0, 0), (4, 0), (4, 3), (0, 3)], "warning"),
+         "stop": Area([(0, 0), (3, 0), (3, 2), (0, 2)], "stop")}
+
+
+@pytest.fixture
+def world():
+    client = p.connect(p.DIRECT)
+    robot = RobotArm(client, Pose.from_xy_yaw(1.3, 0.45, math.pi / 2, z=0.75), lambda c: [], RobotConfig())
+    person = HumanoidBody(client)
+    yield client, robot, person
+    robot.close()
+    p.disconnect(client)
+
+
+def _monitor(world, strict: bool = False) -> SafetyMonitor:
+    client, robot, person = world
+    return SafetyMonitor(client, ZONES, robot, person.body_id, LIMITS, RunStats("test", 0), EventLog(),
+                         1 / 240, strict=strict)
+
+
+def test_a_person_inside_the_robot_is_a_violation_every_step(world):
+    client, robot, person = world
+    rest = ClipLibrary.default().rest_pose()
+    person.apply(rest, 1.3, 0.65, 0.0)  # standing where the arm is: their shapes overlap
+    monitor = _monitor(world)
+    for k in range(3):
+        monitor.step(k / 240, Pose(1.3, 0.65, 0.9))
+    violations = [e for e in monitor.events.events if e["event"] == "safety_violation"]
+    assert monitor.stats.safety_violations == len(violations) == 3
+    assert monitor.stats.min_separation_m < 0
+    assert [e["step"] for e in violations] == [1, 2, 3]
+    assert violations[0]["zone"] == "stop" and "inside the robot's" in violations[0]["reason"]
+
+
+def test_a_person_beside_the_robot_is_no_violation(world):
+    client, robot, person = world
+    person.apply(ClipLibrary.default().rest_pose(), 3.5, 2.5, 0.0)
+    monitor = _monitor(world)
+    for k in range(3):
+        monitor.step(k / 240, Pose(3.5, 2.5, 0.9))
+    assert monitor.stats.safety_violations == 0 and monitor.stats.min_separation_m > 0.5
+
+
+def test_strict_raises_at_the_first_violation(world):
+    client, robot, person = world
+    person.apply(ClipLibrary.default().rest_pose(), 1.3, 0.65, 0.0)
+    monitor = _monitor(world, strict=True)
+    with pytest.raises(SafetyViolation, match=r"^--strict: safety violation at t = 0\.000 s \(step 1, stop zone\)"):
+        monitor.step(0.0, Pose(1.3, 0.65, 0.9))
+    assert monitor.stats.safety_violations == 1
+
+
+def test_strict_run_ends_with_exit_3_one_line_and_its_statistics(tmp_path):
+    """Seed 10 walks into the warning zone at once; a 0.6 s late safety signal breaks the
+    0.6 s reaction time."""
+    result = hri("run", "coexistence", "--duration", "20", "--seed", "10", "--strict",
+                 "--set", "net.safety.latency=0.6", "--out", str(tmp_path / "run"))
+    assert result.returncode == 3
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("--strict: safety violation at t = ")
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert stats["complete"] is False and stats["safety_violations"] == 1
+    assert stats["sim_time_s"] < 20
+    events = [json.loads(line) for line in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    violation = next(e for e in events if e["event"] == "safety_violation")
+    assert set(violation) >= {"t", "step", "zone", "speed_m_s", "speed_fraction", "reason"}
+    assert np.isclose(violation["t"], violation["step"] / 240)
+
+
+def test_without_strict_the_same_run_counts_its_violations(tmp_path):
+    result = hri("run", "coexistence", "--duration", "8", "--seed", "10", "--json",
+                 "--set", "net.safety.latency=0.6")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["safety_violations"] > 1
