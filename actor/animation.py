@@ -467,7 +467,9 @@ class ClipLibrary:
         return library
 
     @staticmethod
+    @functools.cache
     def default() -> "ClipLibrary":
+        """The shipped clips, loaded once per process (clips are read-only once built)."""
         with importlib.resources.as_file(default_clips_dir()) as folder:
             return ClipLibrary.load(folder)
 

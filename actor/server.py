@@ -25,11 +25,13 @@ import enum
 import math
 from dataclasses import dataclass, field
 
+from hri.errors import HriError
 from hri.geometry import Pose
 
 from .protocol import ActionMessage, ActorState, FeedbackMessage
 
 PROGRESS_TOLERANCE = 1e-9
+FEEDBACK_TIMEOUT_S = 1.0  # simulated seconds a running goal may go without feedback
 _SEQUENCE_MASK = 0xFFFFFFFF
 
 
@@ -88,6 +90,7 @@ class ActorServer:
         self.stale_dropped = 0
         self.feedback_count = 0
         self._next_sequence = 1  # 0 is the plugin's "no goal yet"
+        self._silent_since: float | None = None
 
     # goals ----------------------------------------------------------------------------------
 
@@ -130,15 +133,35 @@ class ActorServer:
 
     # feedback -------------------------------------------------------------------------------
 
-    def poll(self) -> int:
-        """Drain the feedback queue and update the goal. Returns how many were read."""
+    def poll(self, now: float | None = None) -> int:
+        """Drain the feedback queue and update the goal. Returns how many were read.
+
+        With the simulated time ``now``: a goal that has heard nothing from the plugin for
+        ``FEEDBACK_TIMEOUT_S`` raises :class:`~hri.errors.HriError` (the plugin hangs or is
+        gone), instead of waiting for ever.
+        """
         count = 0
         while True:
             feedback = self.endpoint.receive()
             if feedback is None:
-                return count
+                break
             count += 1
             self._apply(feedback)
+        if now is not None:
+            self._watch(now, count)
+        return count
+
+    def _watch(self, now: float, heard: int) -> None:
+        if heard or not self.busy:
+            self._silent_since = None
+            return
+        if self._silent_since is None:
+            self._silent_since = now
+        elif now - self._silent_since > FEEDBACK_TIMEOUT_S:
+            goal = self.current_goal
+            raise HriError(f"the actor plugin has not answered for {FEEDBACK_TIMEOUT_S:g} s of simulated time "
+                           f"(goal #{goal.sequence}, {goal.kind} {goal.animation_name!r}, {goal.status.value}): "
+                           "it hangs or is gone")
 
     def _apply(self, feedback: FeedbackMessage) -> None:
         self.feedback_count += 1

@@ -33,6 +33,8 @@ from hri.errors import HriError
 from hri.geometry import Pose
 from hri.net import Client, Future, Request, Service, Subscription
 
+from .protocol import ProtocolError
+from .queues import QueueFullError
 from .server import ActorServer, Goal, GoalStatus
 
 SERVICE = "actor"
@@ -73,7 +75,10 @@ class ActorService:
             self._early_cancels.remove(key)
             return {"status": GoalStatus.REJECTED.value, "in_the_way": None}
         in_the_way = self.server.current_goal.status.value if self.server.busy else None
-        goal: Goal = send(request.payload)
+        try:
+            goal: Goal = send(request.payload)
+        except (QueueFullError, ProtocolError) as error:
+            raise HriError(f"actor: {error}") from None  # the tree's request fails; nothing hangs
         if goal.status is not GoalStatus.REJECTED:
             self._owner = key
         return {"status": goal.status.value, "in_the_way": in_the_way}

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Callable
 
 from hri.errors import HriError
-from hri.net import Client, Request, Service, Setpoint, Subscription
+from hri.net import Client, Future, Request, Service, Subscription
 
 SERVICE = "called"
 IDENTIFIERS = ("called-flag", SERVICE)
@@ -81,15 +81,19 @@ class CalledClient:
     """The trees' side of the flag."""
 
     def __init__(self, client: Client, subscription: Subscription) -> None:
+        self._client = client
         self._state = subscription
-        self._wanted = Setpoint(client, "set")
+        self._request: Future | None = None
+        self._requested = False
 
     def get(self) -> bool:
         """The flag as this tree last learnt it; its own request while that is on the way."""
-        if self._wanted.in_flight:
-            return bool(self._wanted.value)
+        if self._request is not None and self._request.pending:
+            return self._requested
         return bool(self._state.latest())
 
     def set(self, value: bool) -> None:
-        """Ask for the flag to be ``value`` (sent again on the next call if the request was lost)."""
-        self._wanted.set(bool(value))
+        """Ask for the flag to be ``value``. Every call is sent: the other tree may have changed
+        the flag since (the robot calls again after the person ended the last call)."""
+        self._requested = bool(value)
+        self._request = self._client.call("set", self._requested, supersede=True)

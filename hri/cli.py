@@ -33,6 +33,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
     run.add_argument("--gui", action="store_true", help="open PyBullet's 3D window")
     run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
+    run.add_argument("--fault", dest="faults", action="append", default=[], metavar="KIND@SECONDS",
+                     help="inject a fault at a simulated time, e.g. actor_hang@5 (repeatable; docs/faults.md)")
     run.add_argument("--strict", action="store_true",
                      help="end the run at the first safety violation, with exit status 3")
     run.add_argument("--split", action="store_true",
@@ -119,6 +121,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from hri.stats import format_table
 
     scenario = load_scenario(args.scenario, args.overrides)
+    if args.faults:
+        from hri.faults import Fault
+
+        for spec in args.faults:  # one line naming the option, before anything starts
+            Fault.parse(spec, f"--fault {spec}")
+        scenario.data["faults"] = list(scenario.data.get("faults") or []) + args.faults
     duration = args.duration if args.duration is not None else scenario.sim("duration_s")
     if duration <= 0:
         raise HriError(f"--duration: must be positive, got {duration}")

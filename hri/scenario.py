@@ -40,10 +40,21 @@ _SCHEMA: dict[str, Any] = {
     "blackboard": "any",
     "plugins": list,
     "net": "any",  # checked by hri.net.NetworkQuality when the run starts
+    "faults": "any",  # checked by hri.faults.parse_faults
     "parts": {"size": list, "mass": float, "color": list, "grasp_distance": float, "person_reach": float,
               "person_put_distance": float, "person_put_spread": float, "feeders": list, "sinks": list, "good_surfaces": list, "bad_surfaces": list, "storage_surfaces": list},
     "safety": {"reaction_time_s": float, "stopping_time_s": float, "rest_speed_m_s": float,
                "speed_tolerance": float},
+}
+#: keys a section must have (the others of ``_SCHEMA`` are optional)
+_REQUIRED_IN = {
+    "simulation": ("duration_s", "physics_rate_hz", "tree_rate_hz"),
+    "room": ("size",),
+    "robot": ("base", "reduced_velocity"),
+    "person": ("start", "walk_stride_m"),
+    "zones": ("warning", "stop"),
+    "trees": ("person", "robot"),
+    "safety": ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"),
 }
 #: optional ``simulation`` keys: the person is animated at this rate while away from the robot
 SIMULATION_DEFAULTS = {"person_rate_hz": 20.0}
@@ -74,7 +85,7 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err)
+        problem = (getattr(err, "problem", None) or str(err)).strip().splitlines()[0]  # one line
         raise HriError(f"malformed YAML: {problem}", file, mark.line + 1 if mark else None) from None
     if node is None or not isinstance(node, yaml.MappingNode):
         raise HriError("a scenario must be a YAML mapping", file, 1)
@@ -181,7 +192,10 @@ def parse_pose(spec: Any) -> Pose:
     if unknown:
         raise ValueError(f"unknown pose key '{sorted(unknown)[0]}'")
     x, y, z = _floats(spec["position"], 3, "position")
-    q = yaw_quaternion(math.radians(float(spec.get("yaw_deg", 0.0))))
+    yaw = spec.get("yaw_deg", 0.0)
+    if not _is_number(yaw):
+        raise ValueError(f"yaw_deg must be a number (degrees), got {yaw!r}")
+    q = yaw_quaternion(math.radians(float(yaw)))
     return Pose(x, y, z, *q)
 
 
@@ -247,6 +261,13 @@ def validate(scenario: Scenario, file: str) -> None:
         if key not in data:
             fail(f"missing required key '{key}'", "")
     _check_schema(data, _SCHEMA, "", fail)
+    for section, keys in _REQUIRED_IN.items():
+        for key in keys:
+            if key not in data[section]:
+                fail(f"missing required key '{section}.{key}'", section)
+    for section in ("furniture", "areas", "poses", "blackboard", "net"):  # free-form, but mappings
+        if data.get(section) is not None and not isinstance(data[section], dict):
+            fail(f"'{section}' must be a mapping, got {data[section]!r}", section)
     _validate_numbers(data, fail)
     room = _validate_room(data, fail)
     for section in ("zones", "areas"):
@@ -268,6 +289,7 @@ def validate(scenario: Scenario, file: str) -> None:
             fail(f"{key}: {err}", key)
     _validate_robot_config(data["robot"].get("config"), fail)
     _validate_net(data.get("net"), fail)
+    _validate_faults(data.get("faults"), fail)
     _validate_parts(data, fail)
     _validate_layout(scenario, room, fail)
     for role in ("person", "robot"):
@@ -275,11 +297,17 @@ def validate(scenario: Scenario, file: str) -> None:
             fail(f"trees.{role}: no such file '{data['trees'][role]}' ({scenario.tree_path(role)})", f"trees.{role}")
 
 
+def _validate_faults(faults: Any, fail) -> None:
+    from hri.faults import parse_faults
+
+    try:
+        parse_faults(faults)
+    except HriError as err:
+        fail(err.message, err.message.split(":", 1)[0].split("[", 1)[0])
+
+
 def _validate_numbers(data: dict, fail) -> None:
     """Ranges of the scalar parameters (their types are checked by the schema)."""
-    for key in ("duration_s", "physics_rate_hz", "tree_rate_hz"):
-        if key not in data["simulation"]:
-            fail(f"missing required key 'simulation.{key}'", "simulation")
     for key in ("duration_s", "physics_rate_hz", "tree_rate_hz", "person_rate_hz"):
         if key in data["simulation"] and float(data["simulation"][key]) <= 0:
             fail(f"simulation.{key} must be positive", f"simulation.{key}")

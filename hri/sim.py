@@ -27,6 +27,7 @@ from hri.actor.queues import ActorLink
 from hri.actor.server import ActorServer
 from hri.called import CalledFlag
 from hri.errors import HriError
+from hri.faults import FaultInjector, parse_faults
 from hri.geometry import Pose
 from hri.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.mqueue import RunQueues, cleanup_stale
@@ -84,6 +85,8 @@ class Simulation:
         self.observers: list[Observer] = list(observers)
         self._started: list[Observer] = []  # finished in close(), however the run ends
         self.trees: dict[str, TreeHost | RemoteTreeHost] = {}
+        faults = parse_faults(scenario.data.get("faults"))  # checked when the scenario loaded
+        self.faults = FaultInjector(faults, split) if faults else None
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
@@ -121,7 +124,7 @@ class Simulation:
 
         person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
         self.queues = RunQueues().__enter__()
-        link = ActorLink(self.queues)
+        link = self.actor_link = ActorLink(self.queues)
         self.plugin = ActorPlugin(self.client, ClipLibrary.default(), parse_pose(data["person"]["start"]),
                                   link.plugin_endpoint())
         self.server = ActorServer(link.server_endpoint())
@@ -208,6 +211,8 @@ class Simulation:
 
     def step(self) -> None:
         t = self.now()
+        if self.faults is not None:
+            self.faults.step(self)
         if self.step_count % self.tree_every == 0:
             self._tick_trees()
         else:
@@ -215,7 +220,7 @@ class Simulation:
         posed = self._person_due()
         if posed:
             self.plugin.step(t, self.dt)
-            self.server.poll()
+            self.server.poll(t)
         self.robot.step(self.dt)
         self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
@@ -289,6 +294,11 @@ class Simulation:
         self.stats.robot_failures = sum(1 for e in self.events.events
                                         if e["event"] == "random_failure" and e.get("tree") == "robot")
         self.stats.recoveries = len(self.called.response_times)
+        node = self.services.node
+        self.stats.messages_dropped = (self.plugin.endpoint.dropped + self.server.endpoint.dropped
+                                       + node.endpoint.counts["dropped"] + node.counts["misdelivered"]
+                                       + node.counts["unexpected_replies"]
+                                       + sum(getattr(host, "dropped", 0) for host in self.trees.values()))
         self.stats.count_parts(self.parts.counts, self.scenario.data.get("parts") or {})
         closest = self.monitor.closest_approach()
         if closest is not None:

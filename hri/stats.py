@@ -59,6 +59,7 @@ class RunStats:
     person_actions_failed: int = 0
     robot_failures: int = 0
     recoveries: int = 0
+    messages_dropped: int = 0  # records and frames the simulation received and could not take
     parts: dict[str, Any] = field(default_factory=dict)
     parts_good: int = 0
     parts_bad: int = 0
@@ -104,6 +105,7 @@ class RunStats:
             "parts_good": self.parts_good,
             "parts_bad": self.parts_bad,
             "parts_shelved": self.parts_shelved,
+            "messages_dropped": self.messages_dropped,
             "complete": self.complete,
         }
 

@@ -139,6 +139,7 @@ class RemoteTreeHost:
         self.role = role
         self.network = network
         self.endpoint = network.endpoint(f"{role}-tree")
+        self.dropped = 0  # frames from another sender than this tree's endpoint
         size = min(8192, system_limits()["msgsize_max"])
         depth = min(10, system_limits()["msg_max"])
         to_tree = run_queues.create(f"tree-{role}-in", depth, size)
@@ -171,6 +172,8 @@ class RemoteTreeHost:
             if not _is_control(frame):
                 if frame.sender == self.endpoint.id:  # a frame can only leave from its own endpoint
                     self.network.submit(frame, data)
+                else:
+                    self.dropped += 1
                 continue
             if frame.op == "error":
                 raise HriError(str(frame.payload))

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from hri.bench import BENCHMARKS, BenchSettings, add_bench_parser, bench_command, run_benchmarks
 from hri.bench.bare_pybullet import build_bare_world, world_counts
+from hri.bench.registry import ON_REQUEST
 from hri.bench.report import print_report
 from hri.bench.step_breakdown import COMPONENTS, ExclusiveTimer, instrument, instrumented_step, measure_once, per_step
 from hri.errors import HriError
@@ -42,7 +43,7 @@ def _positive(value: float) -> bool:
 
 
 def test_document_has_every_benchmark(document: dict) -> None:
-    assert list(document["results"]) == list(BENCHMARKS)
+    assert list(document["results"]) == [name for name in BENCHMARKS if name not in ON_REQUEST]
     assert document["settings"]["repeat"] == 2 and document["machine"]["cpus"] >= 1
 
 
@@ -154,3 +155,18 @@ def test_json_output_parses(capsys: pytest.CaptureFixture) -> None:
 def test_mistakes_are_one_line_errors(argv: list[str], message: str) -> None:
     with pytest.raises(HriError, match=message):
         bench_command(_parse(["bench", *argv]))
+
+
+def test_safety_hours_run_only_on_request_and_count_violations() -> None:
+    """``--only safety``: the simulated hours split over the scenarios, violations summed."""
+    settings = BenchSettings(scenarios=("coexistence", "collaboration"), batch_workers=2,
+                             safety_hours=2 * 12 / 3600, safety_run_s=6.0)
+    document = run_benchmarks(settings, ["safety"])
+    r = document["results"]["safety"]
+    assert set(r["scenarios"]) == {"coexistence", "collaboration"}
+    assert r["total"]["runs"] == 4 and r["total"]["failed_runs"] == 0
+    assert math.isclose(r["total"]["sim_h"], 24 / 3600)
+    assert r["total"]["safety_violations"] == 0 and r["total"]["runs_with_violations"] == 0
+    out = io.StringIO()
+    print_report(document, Console(file=out, width=220))
+    assert "Safety: " in out.getvalue()

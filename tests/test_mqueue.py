@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import posix_ipc
@@ -194,6 +195,21 @@ def test_cleanup_stale_removes_killed_run_and_keeps_live_run(registry):
     finally:
         killed.kill_quietly()
         live.kill_quietly()
+
+
+def test_cleanup_stale_counts_a_killed_run_not_yet_reaped_as_gone(registry):
+    """A run killed with SIGKILL whose parent has not waited for it yet is a zombie: gone,
+    though its pid still answers (a tree process cleaning up after a killed simulation)."""
+    child = Child(registry)
+    try:
+        os.kill(child.process.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "Z" not in Path(f"/proc/{child.process.pid}/stat").read_text().rsplit(")", 1)[1][:3]:
+            time.sleep(0.01)
+        assert cleanup_stale(registry) == 2
+        assert not any(queue_exists(name) for name in child.queues)
+    finally:
+        child.kill_quietly()
 
 
 def test_cleanup_stale_recognises_a_reused_pid_and_ignores_foreign_names(registry):

@@ -33,6 +33,10 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
                        help="'all workers' of the batch figure (default: the number of CPUs)")
     bench.add_argument("--memory-duration", type=float, default=600.0, metavar="S",
                        help="simulated seconds of the memory-growth run (default 600)")
+    bench.add_argument("--safety-hours", type=float, default=100.0, metavar="H",
+                       help="simulated hours of the safety benchmark, split over the scenarios (default 100)")
+    bench.add_argument("--safety-run", type=float, default=3600.0, metavar="S",
+                       help="simulated seconds per run of the safety benchmark (default 3600)")
     return bench
 
 
@@ -42,7 +46,8 @@ def settings_from_args(args: argparse.Namespace) -> "BenchSettings":
     return BenchSettings(scenarios=tuple(args.scenarios or DEFAULT_SCENARIOS), duration_s=args.duration,
                          repeat=args.repeat, seed=args.seed, messages=args.messages,
                          batch_runs=args.batch_runs, batch_workers=args.batch_workers,
-                         memory_duration_s=args.memory_duration)
+                         memory_duration_s=args.memory_duration, safety_hours=args.safety_hours,
+                         safety_run_s=args.safety_run)
 
 
 def bench_command(args: argparse.Namespace) -> int:

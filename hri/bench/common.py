@@ -35,11 +35,14 @@ class BenchSettings:
     batch_runs: int = 4               # runs per batch measurement
     batch_workers: int | None = None  # "all workers": None is os.cpu_count()
     memory_duration_s: float = 600.0  # simulated seconds of the memory-growth run
+    safety_hours: float = 100.0       # simulated hours of the safety benchmark, across the scenarios
+    safety_run_s: float = 3600.0      # simulated seconds per run of the safety benchmark
 
     def check(self) -> "BenchSettings":
         """Raise :class:`HriError` (one line, like every CLI error) for impossible sizes."""
         positive = {"--duration": self.duration_s, "--repeat": self.repeat, "--messages": self.messages,
-                    "--batch-runs": self.batch_runs, "--memory-duration": self.memory_duration_s}
+                    "--batch-runs": self.batch_runs, "--memory-duration": self.memory_duration_s,
+                    "--safety-hours": self.safety_hours, "--safety-run": self.safety_run_s}
         for flag, value in positive.items():
             if not value > 0:
                 raise HriError(f"{flag}: must be positive, got {value}")

@@ -12,7 +12,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "roundtrip": ("actor_roundtrip", "actor action message round trip, in one process and split"),
     "batch": ("batch_throughput", "batch throughput with 1 and with all workers"),
     "memory": ("memory", "peak memory of a run, and memory growth over a long run"),
+    "safety": ("safety_hours", "many simulated hours across the scenarios: safety violations (only with --only)"),
 }
+
+#: benchmarks that run only when named with --only (they take hours)
+ON_REQUEST = ("safety",)
 
 #: the presets (hri.scenario.PRESETS, not imported: it pulls in YAML)
 DEFAULT_SCENARIOS = ("coexistence", "cooperation", "collaboration")

@@ -88,8 +88,21 @@ def memory_table(results: dict[str, Any]) -> Table:
     return table
 
 
+def safety_table(r: dict[str, Any]) -> Table:
+    table = Table(title=f"Safety: {r['sim_h']:g} simulated hours, {r['run_s']:g} s per run, seeds from {r['seed']}")
+    table.add_column("scenario", no_wrap=True)
+    for column in ("runs", "simulated h", "safety violations", "runs with violations", "protective stops",
+                   "min separation m", "incomplete runs", "failed runs", "wall h"):
+        table.add_column(column, justify="right")
+    for name, s in [*r["scenarios"].items(), ("all", r["total"])]:
+        table.add_row(name, str(s["runs"]), _f(s["sim_h"]), str(s["safety_violations"]),
+                      str(s["runs_with_violations"]), str(s["protective_stops"]), _f(s["min_separation_m"], 3),
+                      str(s["incomplete"]), str(s["failed_runs"]), _f(s["wall_h"], 2))
+    return table
+
+
 TABLES = {"realtime": realtime_table, "breakdown": breakdown_table, "roundtrip": roundtrip_table,
-          "batch": batch_table, "memory": memory_table}
+          "batch": batch_table, "memory": memory_table, "safety": safety_table}
 
 
 def print_report(doc: dict[str, Any], console: Console | None = None) -> None:

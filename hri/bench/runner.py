@@ -11,16 +11,17 @@ from dataclasses import asdict
 from typing import Any, Sequence
 
 from hri.bench.common import BenchSettings, Say, busy_cpus, load, loadavg
-from hri.bench.registry import BENCHMARKS
+from hri.bench.registry import BENCHMARKS, ON_REQUEST
 from hri.errors import HriError
 
 
 def select(only: Sequence[str]) -> list[str]:
-    """The benchmarks to run, in the suite's order; ``only`` empty means all."""
+    """The benchmarks to run, in the suite's order; ``only`` empty means all but the ones
+    that run only on request."""
     unknown = [name for name in only if name not in BENCHMARKS]
     if unknown:
         raise HriError(f"--only: unknown benchmark '{unknown[0]}' (known: {', '.join(BENCHMARKS)})")
-    return [name for name in BENCHMARKS if not only or name in only]
+    return [name for name in BENCHMARKS if name in only or (not only and name not in ON_REQUEST)]
 
 
 def machine() -> dict[str, Any]:

@@ -116,7 +116,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
         sim.plugin.step(t, sim.dt)
         pop()
         push("actor_messages")
-        sim.server.poll()
+        sim.server.poll(t)
         pop()
     push("robot")
     sim.robot.step(sim.dt)

@@ -1,0 +1,73 @@
+"""Injected faults: each ends the run with one clear line and its statistics, or is dropped and counted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hri.errors import HriError
+from hri.faults import Fault, parse_faults, random_fault
+from hri.scenario import load_scenario
+from hri.sim import run_scenario
+from test_cli import hri
+
+
+def _run(tmp_path, *faults: str, duration: float = 6.0, seed: int = 2):
+    scenario = load_scenario("coexistence")
+    scenario.data["faults"] = list(faults)
+    return run_scenario(scenario, duration, seed=seed, out_dir=tmp_path)
+
+
+def _stats(tmp_path) -> dict:
+    return json.loads((tmp_path / "stats.json").read_text())
+
+
+def test_a_hung_actor_plugin_is_noticed_within_a_second(tmp_path):
+    with pytest.raises(HriError, match=r"^the actor plugin has not answered for 1 s of simulated time "
+                                       r"\(goal #\d+, movement 'walk', active\): it hangs or is gone$"):
+        _run(tmp_path, "actor_hang@2")
+    stats = _stats(tmp_path)
+    assert stats["complete"] is False and 3.0 < stats["sim_time_s"] < 3.2
+
+
+def test_a_lost_pybullet_client_ends_the_run(tmp_path):
+    with pytest.raises(HriError, match="^the PyBullet client was lost"):
+        _run(tmp_path, "pybullet_lost@2.5")
+    assert _stats(tmp_path)["complete"] is False
+
+
+def test_broken_records_are_dropped_and_counted_and_the_run_goes_on(tmp_path):
+    stats = _run(tmp_path, "corrupt_feedback@1", "truncated_action@2", "actor_queue_full@3")
+    assert stats["complete"] is True
+    assert stats["messages_dropped"] >= 2 + 9  # one corrupt, one truncated, a queue full of junk
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["kind"] for e in events if e["event"] == "fault_injected"] == [
+        "corrupt_feedback", "truncated_action", "actor_queue_full"]
+
+
+def test_the_command_line_takes_faults_and_ends_with_one_line(tmp_path):
+    result = hri("run", "coexistence", "--duration", "6", "--seed", "2", "--fault", "actor_hang@2",
+                 "--out", str(tmp_path / "run"))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("the actor plugin has not answered")
+    assert json.loads((tmp_path / "run" / "stats.json").read_text())["complete"] is False
+
+
+def test_fault_specs_and_their_mistakes():
+    assert parse_faults(["actor_hang@2.5", {"kind": "tree_hung", "at_s": 1, "tree": "person"}]) == [
+        Fault("actor_hang", 2.5), Fault("tree_hung", 1.0, "person")]
+    for spec, message in ((["meteor@1"], "unknown fault kind 'meteor'"), ([{"kind": "actor_hang", "at": 1}],
+                          "unknown key 'at'"), (["actor_hang@-1"], "at_s must not be negative"),
+                          ("actor_hang@1", "expected a list of faults")):
+        with pytest.raises(HriError, match=message):
+            parse_faults(spec)
+
+
+def test_random_faults_are_seeded_and_tree_kinds_only_with_split():
+    assert random_fault(7, 4.0) == random_fault(7, 4.0)
+    kinds = {random_fault(seed, 4.0).kind for seed in range(200)}
+    assert "tree_killed" not in kinds and {"actor_hang", "pybullet_lost"} <= kinds
+    assert {"tree_killed", "tree_hung"} <= {random_fault(seed, 4.0, split=True).kind for seed in range(200)}
+    assert all(0 <= random_fault(seed, 4.0).at_s <= 3.6 for seed in range(50))

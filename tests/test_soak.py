@@ -1,0 +1,78 @@
+"""The soak: 200 short seeded runs of each scenario, each with a fault injected at a time drawn
+from its seed (``hri.faults.random_fault``). None may end with a traceback, leave a message
+queue behind, or end without its statistics file.
+
+Marked ``soak`` (``pytest -m soak`` runs it alone, ``-m "not soak"`` leaves it out); part of
+the default run, bounded: about two minutes on two cores. Every twentieth run has its trees in
+processes of their own (``--split``), so tree processes get killed and hung too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hri.errors import HriError
+from hri.faults import random_fault
+from hri.mqueue import RunQueues, queue_exists
+from hri.scenario import load_scenario
+from hri.sim import run_scenario
+
+RUNS = 200
+DURATION_S = 4.0
+SPLIT_EVERY = 20
+
+
+def _mqueue_listing() -> set[str] | None:
+    """The system's message queues, when /dev/mqueue is mounted (it is not on every machine)."""
+    folder = Path("/dev/mqueue")
+    return {f"/{name}" for name in os.listdir(folder)} if folder.is_dir() else None
+
+
+@pytest.fixture
+def created_queues(monkeypatch):
+    """Every queue name a run creates, recorded as RunQueues creates it."""
+    names: list[str] = []
+    original = RunQueues.create
+
+    def create(self, suffix, *args, **kwargs):
+        queue = original(self, suffix, *args, **kwargs)
+        names.append(queue.name)
+        return queue
+
+    monkeypatch.setattr(RunQueues, "create", create)
+    return names
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", ["coexistence", "cooperation", "collaboration"])
+def test_faulty_runs_end_cleanly(name, tmp_path, created_queues, monkeypatch):
+    import hri.tree_process
+    monkeypatch.setattr(hri.tree_process, "TREE_TIMEOUT_S", 1.0)  # a hung tree process: given up after 1 s
+    before = _mqueue_listing()
+    endings: Counter[str] = Counter()
+    for seed in range(RUNS):
+        split = seed % SPLIT_EVERY == SPLIT_EVERY - 1
+        fault = random_fault(seed, DURATION_S, split=split)
+        scenario = load_scenario(name)
+        scenario.data["faults"] = [{"kind": fault.kind, "at_s": fault.at_s, "tree": fault.tree}]
+        out = tmp_path / f"{seed}"
+        try:
+            run_scenario(scenario, DURATION_S, seed=seed, out_dir=out, split=split)
+            endings[f"{fault.kind}: completed"] += 1
+        except HriError as error:  # the clear one-line ending; anything else fails the test here
+            endings[f"{fault.kind}: {str(error).split(':')[0][:40]}"] += 1
+        stats = json.loads((out / "stats.json").read_text())
+        assert stats["scenario"] == name and stats["seed"] == seed
+        left = [q for q in created_queues if queue_exists(q)]
+        assert not left, f"seed {seed} ({fault}): queues left behind: {left}"
+    after = _mqueue_listing()
+    if before is not None:
+        assert after - before == set()
+    print(f"\n{name}: {dict(sorted(endings.items()))}")
+    kinds = {ending.split(":")[0] for ending in endings}
+    assert {"actor_hang", "pybullet_lost", "actor_queue_full"} <= kinds
