@@ -1,7 +1,8 @@
-"""Small helpers for the files and processes of runs: atomic writes, is a process alive.
+"""Small helpers for the files and processes of runs: atomic writes, spools, is a process alive.
 
 A reader never sees half a file: :func:`write_atomic` writes a temporary file beside the
-target, flushes it to disk, and renames it over the target.
+target, flushes it to disk, and renames it over the target; a :class:`Spool` does the same
+for a file written line by line over a whole run.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any, Callable, TextIO
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -39,3 +41,65 @@ def is_alive(pid: int) -> bool:
         return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except (OSError, IndexError):
         return True
+
+
+class Spool:
+    """Items (events, trajectory rows) kept in :attr:`items` until a file receives them.
+
+    Without :meth:`spill_to` they stay in memory and :meth:`write` puts them into a file at
+    the end. With it, every ``every`` items go, as lines, into a hidden file beside the target
+    and leave memory (a long run's memory stays flat); :meth:`write` adds the rest and renames
+    the hidden file over the target in one step, so a reader never sees half a file.
+    """
+
+    def __init__(self, to_line: Callable[[Any], str], header: str = "") -> None:
+        self.items: list[Any] = []
+        self.spilled = 0  # items already in the hidden file
+        self._to_line = to_line
+        self._header = header
+        self._file: TextIO | None = None
+        self._tmp: Path | None = None
+        self._every = 0
+
+    def __len__(self) -> int:
+        return self.spilled + len(self.items)
+
+    def spill_to(self, target: Path, every: int = 2000) -> None:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        self._tmp, self._every = Path(tmp), every
+        self._file = os.fdopen(fd, "w", encoding="utf-8")
+        self._file.write(self._header)
+
+    def append(self, item: Any) -> None:
+        self.items.append(item)
+        if self._file is not None and len(self.items) >= self._every:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._file.write("".join(self._to_line(item) for item in self.items))
+        self.spilled += len(self.items)
+        self.items.clear()
+
+    def lines(self) -> str:
+        """Everything still in memory, as the file's text (header included when nothing spilled)."""
+        return (self._header if not self.spilled and self._file is None else "") + "".join(
+            self._to_line(item) for item in self.items)
+
+    def write(self, target: Path) -> None:
+        """The whole file at ``target``, in one step."""
+        if self._file is None:
+            write_atomic(target, self.lines())
+            return
+        self._flush()
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        self._file = None
+        os.replace(self._tmp, target)
+
+    def discard(self) -> None:
+        """Remove the hidden file of a spool that will not be written."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            Path(self._tmp).unlink(missing_ok=True)

@@ -36,7 +36,7 @@ from hri.robot.arm import RobotArm, RobotConfig
 from hri.net import Network
 from hri.scenario import Scenario, parse_pose
 from hri.services import SimulationServices
-from hri.stats import EventLog, RunStats
+from hri.stats import EventLog, RunStats, TrajectoryLog
 from hri.tree_host import TickResult, TreeHost
 from hri.tree_process import RemoteTreeHost
 from hri.world import build_static_scene, build_world, draw_zones
@@ -65,8 +65,10 @@ class Simulation:
     """One run. Use as a context manager so the queues and the PyBullet client are released."""
 
     def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False,
-                 observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False):
+                 observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False,
+                 out_dir: Path | None = None):
         self.scenario = scenario
+        self.out_dir = out_dir  # events and trajectory rows go there as the run goes
         self.strict = strict
         self.seed = int(seed)
         self.gui = gui
@@ -77,7 +79,7 @@ class Simulation:
         self.person_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("person_rate_hz")))
         self.step_count = 0
         self.trajectory_every = max(1, round(scenario.sim("physics_rate_hz") * TRAJECTORY_PERIOD_S))
-        self.trajectory: list[tuple] = []
+        self.trajectory = TrajectoryLog()
         self.events = EventLog()
         self.stats = RunStats(scenario.name, self.seed)
         self.client: int | None = None
@@ -111,6 +113,10 @@ class Simulation:
     def _setup(self) -> None:
         data = self.scenario.data
         cleanup_stale()
+        if self.out_dir is not None:  # a long run's memory stays flat: its logs go to disk
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.events.spill_to(self.out_dir / "events.jsonl")
+            self.trajectory.spill_to(self.out_dir / "trajectory.csv")
         if self.gui:
             self.client = live_view.connect()
             self.observers.insert(0, live_view.LiveView())
@@ -164,8 +170,15 @@ class Simulation:
         return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed)
 
     def _take_events(self, result: TickResult) -> None:
+        """A tree executor's events into the log; the person's actions and the robot's random
+        failures are counted as they pass (the log may be on disk by the end)."""
         for t, event, fields in result.events:
             self.events.emit(t, event, **fields)
+            if event == "person_action_finished":
+                self.stats.person_actions += 1
+                self.stats.person_actions_failed += fields.get("result") != "succeeded"
+            elif event == "random_failure" and fields.get("tree") == "robot":
+                self.stats.robot_failures += 1
 
     def status_lines(self) -> list[str]:
         """The run's state for overlays: simulated time, the person's zone, the robot's state."""
@@ -181,6 +194,8 @@ class Simulation:
     def close(self) -> None:
         while self._started:
             self._started.pop(0).finish(self)
+        self.events.discard()  # hidden files of logs that were not written (a failed set-up)
+        self.trajectory.discard()
         while self.trees:
             self.trees.popitem()[1].close()
         if self.client is not None and self.client >= 0 and not live_view.window_lost():
@@ -288,11 +303,6 @@ class Simulation:
         self.stats.wall_time_s = wall_time_s
         self.stats.human_calls = self.called.calls
         self.stats.human_response_times = list(self.called.response_times)
-        finished = [e for e in self.events.events if e["event"] == "person_action_finished"]
-        self.stats.person_actions = len(finished)
-        self.stats.person_actions_failed = sum(1 for e in finished if e["result"] != "succeeded")
-        self.stats.robot_failures = sum(1 for e in self.events.events
-                                        if e["event"] == "random_failure" and e.get("tree") == "robot")
         self.stats.recoveries = len(self.called.response_times)
         node = self.services.node
         self.stats.messages_dropped = (self.plugin.endpoint.dropped + self.server.endpoint.dropped
@@ -316,7 +326,7 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool
     from hri.stats import write_run
 
     with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers, split=split,
-                    strict=strict) as sim:
+                    strict=strict, out_dir=out_dir) as sim:
         try:
             stats = sim.run(duration_s)
         finally:  # also a run that failed leaves what it has, marked "complete": false

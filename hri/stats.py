@@ -13,26 +13,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hri.files import write_atomic
+from hri.files import Spool, write_atomic
 
 ZONES = ("safe", "warning", "stop")
 ROBOT_MODES = ("full", "reduced", "stopped")
 
 
-class EventLog:
-    """Events in the order they happened; each is a dict with ``t`` and ``event`` first."""
+def _event_line(event: dict[str, Any]) -> str:
+    return json.dumps(event, sort_keys=False) + "\n"
+
+
+def _row_line(row: tuple) -> str:
+    return ",".join(_csv(v) for v in row) + "\n"
+
+
+class EventLog(Spool):
+    """Events in the order they happened; each is a dict with ``t`` and ``event`` first.
+
+    A run with an output folder spills them to ``events.jsonl`` as it goes (:class:`Spool`):
+    :attr:`events` then holds only the ones not written yet.
+    """
 
     def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
+        super().__init__(_event_line)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self.items
 
     def emit(self, t: float, event: str, **fields: Any) -> None:
-        self.events.append({"t": round(float(t), 6), "event": event, **fields})
+        self.append({"t": round(float(t), 6), "event": event, **fields})
 
-    def count(self, event: str) -> int:
-        return sum(1 for e in self.events if e["event"] == event)
 
-    def to_jsonl(self) -> str:
-        return "".join(json.dumps(e, sort_keys=False) + "\n" for e in self.events)
+class TrajectoryLog(Spool):
+    """The rows of ``trajectory.csv`` (:data:`TRAJECTORY_COLUMNS`), spilled like the events."""
+
+    def __init__(self) -> None:
+        super().__init__(_row_line, ",".join(TRAJECTORY_COLUMNS) + "\n")
 
 
 @dataclass
@@ -115,15 +132,13 @@ TRAJECTORY_COLUMNS = ("t", "person_x", "person_y", "person_yaw", "zone", "robot_
                       "robot_speed_fraction", "robot_fastest_point_m_s", "separation_m")
 
 
-def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog,
-              trajectory: list[tuple] | None = None) -> None:
+def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog, trajectory: TrajectoryLog | None = None) -> None:
     """Write ``trajectory.csv``, ``events.jsonl``, then ``stats.json`` (last: its presence means
     the run's files are complete)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     if trajectory is not None:
-        rows = [",".join(TRAJECTORY_COLUMNS)] + [",".join(_csv(v) for v in row) for row in trajectory]
-        write_atomic(out_dir / "trajectory.csv", "\n".join(rows) + "\n")
-    write_atomic(out_dir / "events.jsonl", events.to_jsonl())
+        trajectory.write(out_dir / "trajectory.csv")
+    events.write(out_dir / "events.jsonl")
     write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
 
 

@@ -112,13 +112,13 @@ def test_instrumented_step_is_the_real_step() -> None:
     with Simulation(scenario, seed=3) as plain:
         for _ in range(480):
             plain.step()
-        expected = (plain.trajectory, plain.events.events)
+        expected = (plain.trajectory.items, plain.events.events)
     with Simulation(scenario, seed=3) as sim:
         timer = ExclusiveTimer()
         instrument(sim, timer)
         for _ in range(480):
             instrumented_step(sim, timer)
-        assert (sim.trajectory, sim.events.events) == expected
+        assert (sim.trajectory.items, sim.events.events) == expected
         assert set(timer.totals) <= set(COMPONENTS)
 
 

@@ -237,7 +237,7 @@ def test_recording_does_not_change_the_run(tmp_path):
     def run(observers):
         with Simulation(load_scenario("coexistence"), seed=3, observers=observers) as sim:
             stats = sim.run(5.0)
-            return ({k: v for k, v in stats.items() if k not in WALL_CLOCK_KEYS}, sim.trajectory,
+            return ({k: v for k, v in stats.items() if k not in WALL_CLOCK_KEYS}, sim.trajectory.items,
                     sim.events.events)
 
     recorder = Recorder(tmp_path / "same.mp4", 15.0, (160, 90))

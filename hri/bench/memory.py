@@ -5,14 +5,17 @@ forkserver, see :func:`hri.bench.common.child_context`), which samples its resid
 every ``1/SAMPLES`` of the run. Reported: ``ru_maxrss`` of that process (its peak: imports,
 set-up and the run), the RSS before the simulation was built and after set-up, and the slope
 of a least-squares line through the samples after the first tenth of the run (allocators
-and caches settle first), in MB per simulated hour. The events and trajectory rows the run
-keeps in memory until it writes them are counted too: they are the growth one expects.
+and caches settle first), in MB per simulated hour. The run has an output folder (a
+temporary one), as ``hri run --out`` and every batch run do: its events and trajectory rows
+go to disk as it goes, and the ones still in memory at the end are counted too.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,7 +49,8 @@ def memory_run(scenario_name: str, duration_s: float, seed: int) -> dict[str, An
 
     scenario = load_scenario(scenario_name)
     before = rss_mb()
-    with Simulation(scenario, seed) as sim:
+    with tempfile.TemporaryDirectory(prefix="hri-bench-memory-") as out, \
+            Simulation(scenario, seed, out_dir=Path(out)) as sim:
         after_setup = rss_mb()
         steps = int(duration_s / sim.dt + 1e-9)
         every = max(1, steps // SAMPLES)
@@ -55,7 +59,7 @@ def memory_run(scenario_name: str, duration_s: float, seed: int) -> dict[str, An
             sim.step()
             if k % every == 0:
                 samples.append((sim.now(), rss_mb()))
-        kept = {"events": len(sim.events.events), "trajectory_rows": len(sim.trajectory)}
+        kept = {"events": len(sim.events.events), "trajectory_rows": len(sim.trajectory.items)}
     return {"before_setup_mb": before, "after_setup_mb": after_setup, "samples": samples,
             "peak_rss_mb": peak_rss_mb(), **kept}
 
