@@ -25,8 +25,10 @@ person was posed. So a minimum below ``NEAR_M`` is measured every step, and one 
 reported below ``NEAR_M`` was not below it.
 
 The robot's speed is checked every step while the person is in the warning or stop zone (the
-safety limits); in the safe zone, where no limit applies, every ``SPEED_EVERY`` steps for the
-``max_robot_speed_m_s`` statistic. The zone is decided every step the pelvis moved.
+safety limits), from the measured joint speeds; the fastest point's speed (a costlier query)
+where it decides (at rest in the stop zone, unless the joint speeds already bound it below
+``rest_speed_m_s``) and every ``SPEED_EVERY`` steps for the ``max_robot_speed_m_s``
+statistic. The zone is decided every step the pelvis moved.
 """
 
 from __future__ import annotations
@@ -102,8 +104,9 @@ class SafetyMonitor:
         self.next_separation_t = 0.0
         self.closing_speed = robot.speed_capability() + PERSON_MAX_SPEED_M_S
         self.steps = 0
-        self._speeds_at = -1
-        self._speeds = (0.0, 0.0)
+        self._speed_at = self._joints_at = -1
+        self._speed = 0.0
+        self._joint_figures = (0.0, 0.0)
         self.last_separation = math.inf
         self.closest: tuple[float, tuple] | None = None  # (t, PyBullet's closest-point record)
         self.now = 0.0
@@ -141,26 +144,41 @@ class SafetyMonitor:
     def robot_speeds(self) -> tuple[float, float]:
         """The robot's measured joint speed fraction and fastest point speed (m/s) after this
         step (measured once per step, whoever asks)."""
-        if self._speeds_at != self.steps:
-            self._speeds_at = self.steps
-            self._speeds = (self.robot.joint_speed_fraction(), self.robot.fastest_point_speed())
-        return self._speeds
+        fraction, _bound = self._joint_speeds()
+        if self._speed_at != self.steps:
+            self._speed_at = self.steps
+            self._speed = self.robot.fastest_point_speed()
+            self.stats.max_robot_speed_m_s = max(self.stats.max_robot_speed_m_s, self._speed)
+        return fraction, self._speed
+
+    def _joint_speeds(self) -> tuple[float, float]:
+        """The joint speed fraction and a bound of any point's speed, once per step."""
+        if self._joints_at != self.steps:
+            self._joints_at = self.steps
+            self._joint_figures = self.robot.joint_speeds()
+        return self._joint_figures
 
     def _check_speed(self, t: float, zone: str) -> None:
-        fraction, speed = self.robot_speeds()
-        self.stats.max_robot_speed_m_s = max(self.stats.max_robot_speed_m_s, speed)
+        """The speed limits. Joint speeds every step; the fastest point's speed (a costlier
+        query) only where it decides: at rest in the stop zone unless the joint speeds' bound
+        already shows it, a violation's report, and every ``SPEED_EVERY`` steps for
+        ``max_robot_speed_m_s``."""
+        fraction, bound = self._joint_speeds()
+        if self.steps % SPEED_EVERY == 0:
+            self.robot_speeds()
         lim = self.limits
         if self.stop_since is not None:
-            at_rest = speed < lim.rest_speed_m_s
+            at_rest = bound < lim.rest_speed_m_s or self.robot_speeds()[1] < lim.rest_speed_m_s
             if not self.stopped_this_stay:
                 self._follow_rest(t, at_rest)
             if t - self.stop_since > lim.stopping_time_s and not at_rest:
+                speed = self.robot_speeds()[1]
                 self._violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s in the stop zone")
                 return
         if self.guarded_since is not None and t - self.guarded_since > lim.reaction_time_s:
             allowed = lim.reduced_velocity * (1.0 + lim.speed_tolerance)
             if fraction > allowed:
-                self._violation(t, zone, speed, fraction,
+                self._violation(t, zone, self.robot_speeds()[1], fraction,
                                 f"joint speed at {fraction:.3f} of the limit, allowed {lim.reduced_velocity:.3f}")
 
     def _follow_rest(self, t: float, at_rest: bool) -> None:

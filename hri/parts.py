@@ -7,6 +7,10 @@ again. A *feeder* keeps a number of parts in an area (parts presented by an upst
 or a pallet that is restocked); a *conveyor* moves the parts lying on its belt and takes them
 away at its end. Every pick, place and delivery is an event and a statistic.
 
+A belt carries its parts at its speed: its surface has no friction and a part on it glides at
+the belt's velocity (given when it lands, and again every ``CONVEY_EVERY`` steps if a push
+changed it), so the physics needs no correction every step.
+
 The scenario's ``parts`` section configures this (see docs/scenarios.md); scenarios without it
 have no parts.
 """
@@ -23,6 +27,8 @@ import pybullet as p
 from hri.geometry import Area, Pose
 
 REFILL_EVERY = 120  # physics steps between feeder and sink checks
+DAMPING = 0.04  # PyBullet's default linear and angular damping (a part off a belt)
+CONVEY_EVERY = 12  # physics steps between the checks of the parts on a belt (20 Hz: 7.5 mm at 0.15 m/s)
 
 
 def _inset(area: Area, margin: float) -> Area:
@@ -104,6 +110,8 @@ class PartManager:
         self.sinks = [Sink(areas[k["area"]], float(k["after_s"])) for k in config.get("sinks", [])]
         self.conveyors = [self._conveyor(name, furniture[name], furniture_specs[name])
                           for name, spec in furniture_specs.items() if spec["kind"] == "conveyor"]
+        for conveyor in self.conveyors:  # a belt's surface: parts glide on it at its speed
+            p.changeDynamics(conveyor.body_id, -1, lateralFriction=0.0, physicsClientId=client)
         self.parts: list[Part] = []
         self.counts = PartCounts()
         self._numbers = 0
@@ -205,8 +213,9 @@ class PartManager:
         for part in self.parts:
             if part.holder is not None:
                 self._follow(part)
-        for conveyor in self.conveyors:
-            self._convey(conveyor)
+        if self._steps % CONVEY_EVERY == 0:
+            for conveyor in self.conveyors:
+                self._convey(conveyor)
         self._steps += 1
         if self._steps % REFILL_EVERY == 0:  # cheap enough twice a second, not every step
             for sink in self.sinks:
@@ -274,7 +283,12 @@ class PartManager:
         p.resetBasePositionAndOrientation(part.body_id, (x, y, surface_z + self.half[2] + 1e-3), upright,
                                           physicsClientId=self.client)
         p.changeDynamics(part.body_id, -1, mass=self.mass, physicsClientId=self.client)
-        self._let_sleep(part.body_id, not any(c.name == name for c in self.conveyors))
+        belt = next((c for c in self.conveyors if c.name == name), None)
+        self._let_sleep(part.body_id, belt is None)
+        p.changeDynamics(part.body_id, -1, linearDamping=0.0 if belt is not None else DAMPING,
+                         angularDamping=0.0 if belt is not None else DAMPING, physicsClientId=self.client)
+        if belt is not None:
+            self._carry(part, belt)
         holder, part.holder, part.placed_at, part.surface = part.holder, None, self.now(), name
         tally[name] = tally.get(name, 0) + 1
         self.events("part_placed", part=part.number, by=holder, surface=name, x=round(x, 4), y=round(y, 4),
@@ -318,6 +332,14 @@ class PartManager:
                 self.counts.collected += 1
                 self.events("part_collected", part=part.number)
 
+    def _carry(self, part: Part, conveyor: Conveyor) -> None:
+        """Give a part on ``conveyor`` the belt's velocity, if it does not glide at it already."""
+        (vx, vy, vz), _ = p.getBaseVelocity(part.body_id, physicsClientId=self.client)
+        dx, dy = conveyor.direction
+        if abs(vx - dx * conveyor.speed) + abs(vy - dy * conveyor.speed) > 1e-3:
+            p.resetBaseVelocity(part.body_id, (dx * conveyor.speed, dy * conveyor.speed, vz),
+                                (0.0, 0.0, 0.0), physicsClientId=self.client)
+
     def _convey(self, conveyor: Conveyor) -> None:
         dx, dy = conveyor.direction
         for part in [q for q in self.parts if q.surface == conveyor.name and q.holder is None]:
@@ -333,6 +355,4 @@ class PartManager:
                 self.counts.delivered += 1
                 self.events("part_delivered", part=part.number, conveyor=conveyor.name)
                 continue
-            velocity = p.getBaseVelocity(part.body_id, physicsClientId=self.client)[0]
-            p.resetBaseVelocity(part.body_id, (dx * conveyor.speed, dy * conveyor.speed, velocity[2]),
-                                physicsClientId=self.client)
+            self._carry(part, conveyor)

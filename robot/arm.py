@@ -179,6 +179,7 @@ class RobotArm:
         self._ik_seeds = [self._rng.uniform(self.model.lower, self.model.upper)
                           for _ in range(config.ik_restarts)]
         self._speed_capability = self.scene.speed_capability()
+        self._joint_reach = self.scene.reach_matrix().max(axis=1).tolist()
         self._status = MotionStatus.IDLE
         self.velocity_fraction: float = float(config.velocity_fraction)
         self._motion: JointMotion | None = None
@@ -293,8 +294,15 @@ class RobotArm:
 
     def joint_speed_fraction(self) -> float:
         """max_i |qdot_i| / vmax_i, measured."""
+        return self.joint_speeds()[0]
+
+    def joint_speeds(self) -> tuple[float, float]:
+        """From the measured joint speeds: max_i |qdot_i| / vmax_i, and an upper bound (m/s) of
+        any robot point's speed, sum_i reach_i |qdot_i| (cheaper than :meth:`fastest_point_speed`)."""
         states = p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
-        return max(abs(state[1]) / vmax for state, vmax in zip(states, self._max_velocity))
+        speeds = [abs(state[1]) for state in states]
+        return (max(v / vmax for v, vmax in zip(speeds, self._max_velocity)),
+                sum(v * reach for v, reach in zip(speeds, self._joint_reach)))
 
     def fastest_point_speed(self) -> float:
         """The largest linear speed (m/s) of the link frames (tool0 included), measured."""
