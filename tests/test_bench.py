@@ -170,3 +170,16 @@ def test_safety_hours_run_only_on_request_and_count_violations() -> None:
     out = io.StringIO()
     print_report(document, Console(file=out, width=220))
     assert "Safety: " in out.getvalue()
+
+
+def test_safety_dir_keeps_the_batches_and_resumes(tmp_path) -> None:
+    """``--safety-dir``: the batches stay; the same command again runs nothing new."""
+    settings = BenchSettings(scenarios=("coexistence",), batch_workers=1, safety_hours=2 * 6 / 3600,
+                             safety_run_s=6.0, safety_dir=str(tmp_path))
+    first = run_benchmarks(settings, ["safety"])["results"]["safety"]["total"]
+    stats = sorted(tmp_path.glob("coexistence/runs/*/stats.json"))
+    assert len(stats) == 2
+    written = [path.stat().st_mtime_ns for path in stats]
+    again = run_benchmarks(settings, ["safety"])["results"]["safety"]["total"]
+    assert [path.stat().st_mtime_ns for path in stats] == written
+    assert {k: v for k, v in again.items() if k != "wall_h"} == {k: v for k, v in first.items() if k != "wall_h"}

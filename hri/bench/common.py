@@ -37,6 +37,7 @@ class BenchSettings:
     memory_duration_s: float = 600.0  # simulated seconds of the memory-growth run
     safety_hours: float = 100.0       # simulated hours of the safety benchmark, across the scenarios
     safety_run_s: float = 3600.0      # simulated seconds per run of the safety benchmark
+    safety_dir: str | None = None     # where the safety batches are kept (resumable); None: a temporary folder
 
     def check(self) -> "BenchSettings":
         """Raise :class:`HriError` (one line, like every CLI error) for impossible sizes."""

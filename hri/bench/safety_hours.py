@@ -3,7 +3,7 @@
 ``hri bench --only safety`` splits ``--safety-hours`` simulated hours evenly over the
 scenarios, in runs of ``--safety-run`` simulated seconds with seeds from ``--seed`` on, and
 runs them as one :func:`hri.batch.run_batch` per scenario (all workers, results.parquet in a
-temporary folder). It reports, per scenario and in all, the simulated hours, the sum of
+temporary folder, or in ``--safety-dir`` where a stopped benchmark resumes like any batch). It reports, per scenario and in all, the simulated hours, the sum of
 ``safety_violations``, the runs that had any, protective stops, the smallest separation and
 the wall time. Only on request: 100 simulated hours take about two wall hours on two cores.
 """
@@ -16,7 +16,7 @@ import math
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from hri.bench.common import BenchSettings, Say
 from hri.errors import HriError
@@ -51,6 +51,16 @@ def _figures(rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
             "incomplete": sum(1 for r in rows if not r["complete"]), "wall_h": wall_s / 3600.0}
 
 
+@contextlib.contextmanager
+def _folder(kept: str | None) -> Iterator[str]:
+    if kept is not None:
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        yield kept
+        return
+    with tempfile.TemporaryDirectory(prefix="hri-bench-safety-") as tmp:
+        yield tmp
+
+
 def run(settings: BenchSettings, say: Say) -> dict[str, Any]:
     per_scenario = settings.safety_hours * 3600.0 / len(settings.scenarios)
     runs = max(1, math.ceil(per_scenario / settings.safety_run_s - 1e-9))
@@ -58,7 +68,7 @@ def run(settings: BenchSettings, say: Say) -> dict[str, Any]:
                               "scenarios": {}}
     everything: list[dict[str, Any]] = []
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="hri-bench-safety-") as tmp:
+    with _folder(settings.safety_dir) as tmp:
         for name in settings.scenarios:
             say(f"safety: {name}, {runs} runs of {settings.safety_run_s:g} s")
             start = time.perf_counter()
