@@ -16,13 +16,18 @@ which the person's and the robot's shapes interpenetrate (deeper than
 counts in ``safety_violations``; with ``strict`` the first one ends the run
 (:class:`SafetyViolation`).
 
-Separation. The 3-D distance between the person's body and the robot's links is queried
-every physics step while it is below ``NEAR_M``. Farther away, the next query waits as long as
-the two cannot have closed the gap to ``NEAR_M``: (distance - NEAR_M) / closing speed, where
-the closing speed bounds the fastest robot point (:meth:`~hri.robot.arm.RobotArm.speed_capability`)
-plus ``PERSON_MAX_SPEED_M_S`` for any point of the person, and it happens on a step where the
-person was posed. So a minimum below ``NEAR_M`` is measured every step, and one that is not
-reported below ``NEAR_M`` was not below it.
+Separation. The 3-D distance between the person's body and the robot's links is queried on
+a schedule that cannot miss what the statistics report. After a query that found ``d``, the
+next waits as long as the two cannot have closed the gap below the *floor*: (d - floor) /
+closing speed, where the closing speed bounds the fastest robot point
+(:meth:`~hri.robot.arm.RobotArm.speed_capability`) plus ``PERSON_MAX_SPEED_M_S`` for any point
+of the person. The floor is the run's smallest separation so far (at most ``EXACT_M``, at
+least ``CONTACT_M``), so every separation below both the minimum so far and ``EXACT_M`` is
+measured: ``min_separation_m`` is exact whenever it is below ``EXACT_M`` (as if the distance
+were queried every step), and every step with the two closer than ``CONTACT_M`` is queried,
+so no interpenetration goes uncounted. Queries happen on steps where the person was posed;
+the simulation poses the person whenever one is due (:meth:`SafetyMonitor.separation_due`).
+The trajectory's separation column is the newest query's figure.
 
 The robot's speed is checked every step while the person is in the warning or stop zone (the
 safety limits), from the measured joint speeds; the fastest point's speed (a costlier query)
@@ -43,14 +48,15 @@ from hri.errors import SafetyViolation
 from hri.geometry import Area, Pose
 from hri.stats import EventLog, RunStats
 
-NEAR_M = 1.0
+EXACT_M = 1.0  # a smallest separation below this is exact
+CONTACT_M = 0.05  # below this the separation is queried every step (interpenetration)
 PERSON_MAX_SPEED_M_S = 3.0  # any point of the person: walking plus a swinging arm
 SPEED_EVERY = 12
 REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not a pause at a waypoint)
-NEAR_MARGIN_M = 0.5  # the person is animated every step from NEAR_M + this on
 SEPARATION_CUTOFF_M = 50.0
 PENETRATION_TOLERANCE_M = 1e-3  # deeper than this, person and robot interpenetrate: a violation
 SEPARATION_SLACK_M = 0.2  # how much farther than the last separation a near query looks first
+NEAR_QUERY_M = 1.0  # below this, a query first asks only the link pairs that can be closest
 
 
 @dataclass(frozen=True)
@@ -222,11 +228,15 @@ class SafetyMonitor:
         points = p.getClosestPoints(self.person_body, self.robot.body_id, cutoff, physicsClientId=self.client)
         return min(points, key=lambda pt: pt[8], default=None)
 
+    def separation_due(self, t: float) -> bool:
+        """A separation query is due at time ``t`` (the person must be posed for it)."""
+        return t >= self.next_separation_t - 1e-12
+
     def _update_separation(self, posed: bool) -> None:
-        if self.last_separation >= NEAR_M and (not posed or self.now < self.next_separation_t):
+        if not posed or not self.separation_due(self.now):
             return
         closest = None
-        if self.last_separation < NEAR_M:  # near: only the link pairs that can be closest now
+        if self.last_separation < NEAR_QUERY_M:  # near: only the link pairs that can be closest now
             closest = self._closest_within(self.last_separation + SEPARATION_SLACK_M)
         if closest is None:
             closest = self._closest_within(SEPARATION_CUTOFF_M)
@@ -240,7 +250,8 @@ class SafetyMonitor:
         if distance < self.stats.min_separation_m:
             self.stats.min_separation_m = distance
             self.closest = (self.now, closest)
-        self.next_separation_t = self.now + max(0.0, distance - NEAR_M) / self.closing_speed
+        floor = max(CONTACT_M, min(self.stats.min_separation_m, EXACT_M))
+        self.next_separation_t = self.now + max(0.0, distance - floor) / self.closing_speed
 
     # --- per step ---------------------------------------------------------------------
     def _closest_names(self, pt) -> list[str]:
@@ -278,8 +289,3 @@ class SafetyMonitor:
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(person.x, person.y)
         self._update_separation(posed)
-
-    @property
-    def person_near(self) -> bool:
-        """The person is close enough to the robot to be animated every physics step."""
-        return self.last_separation < NEAR_M + NEAR_MARGIN_M

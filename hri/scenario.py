@@ -220,14 +220,27 @@ def apply_override(data: dict, assignment: str, lines: dict[str, int] | None = N
     except yaml.YAMLError:
         raise HriError(f"--set {key}: cannot parse value '{raw}'") from None
     node = data
-    for i, part in enumerate(parts[:-1]):
-        if not isinstance(node, dict) or part not in node:
+    for i, part in enumerate(parts):
+        known = isinstance(node, dict) and (part in node or _schema_knows(parts[: i + 1]))
+        if not known:
             raise HriError(f"--set {key}: unknown key '{'.'.join(parts[: i + 1])}'")
-        node = node[part]
-    if not isinstance(node, dict) or parts[-1] not in node:
-        raise HriError(f"--set {key}: unknown key '{key}'")
-    node[parts[-1]] = value
+        if i == len(parts) - 1:
+            node[part] = value
+        else:
+            node = node.setdefault(part, {})  # an optional section the file leaves out
     return ".".join(parts)
+
+
+def _schema_knows(parts: list[str]) -> bool:
+    """The scenario schema has this key (an optional one a file may leave out)."""
+    schema: Any = _SCHEMA
+    for part in parts:
+        if schema == "any":
+            return True
+        if not isinstance(schema, dict) or part not in schema:
+            return False
+        schema = schema[part]
+    return True
 
 
 def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_trees: bool = True) -> Scenario:

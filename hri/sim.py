@@ -251,11 +251,12 @@ class Simulation:
         return self.plugin.pose if posed else self.plugin.pose_at(self.now())
 
     def _person_due(self) -> bool:
-        """The person is animated at ``simulation.person_rate_hz``, and every physics step while
-        near the robot (the separation is measured every step there); in between, the safety
+        """The person is animated at ``simulation.person_rate_hz``, and on every step after which
+        the safety monitor queries the separation (near the robot, every step); in between, the
         monitor follows the pelvis along the walk (``ActorPlugin.pose_at``). The same with a
         view: a view never changes a run."""
-        return self.step_count % self.person_every == 0 or self.monitor.person_near
+        return (self.step_count % self.person_every == 0
+                or self.monitor.separation_due((self.step_count + 1) * self.dt))
 
     def _record_trajectory(self, person) -> None:
         """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""

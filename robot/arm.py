@@ -26,7 +26,7 @@ import pybullet as p
 from hri.geometry import Pose
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
-from hri.robot.scene import PlanningScene, read_joint_model
+from hri.robot.scene import PlanningScene, load_arm, read_joint_model
 
 DEFAULT_URDF = Path(__file__).resolve().parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
 
@@ -158,8 +158,7 @@ class RobotArm:
         self.client = client
         self.config = config
         urdf = Path(urdf_path) if urdf_path is not None else DEFAULT_URDF
-        self.body_id: int = p.loadURDF(str(urdf), base_pose.position, base_pose.orientation,
-                                       useFixedBase=True, physicsClientId=client)
+        self.body_id: int = load_arm(client, urdf, base_pose)
         self.model = read_joint_model(client, self.body_id)
         if len(self.model.indices) != 6:
             raise ValueError(f"{urdf}: expected 6 revolute joints")

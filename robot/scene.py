@@ -24,6 +24,13 @@ from hri.kinematics import Chain, IkSettings
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
 
 
+def load_arm(client: int, urdf_path: Path, base_pose: Pose) -> int:
+    """The arm's body in ``client``, fixed at ``base_pose``. Its cylinders stay cylinders
+    (``URDF_USE_IMPLICIT_CYLINDER``): PyBullet otherwise turns each into a convex hull, and
+    a distance query against hulls costs several times more (and is less exact)."""
+    return p.loadURDF(str(urdf_path), base_pose.position, base_pose.orientation, useFixedBase=True,
+                      flags=p.URDF_USE_IMPLICIT_CYLINDER, physicsClientId=client)
+
 
 @dataclass(frozen=True)
 class JointModel:
@@ -74,8 +81,7 @@ class PlanningScene:
                  build_obstacles: Callable[[int], list[int]], home: np.ndarray,
                  collision_margin: float, self_collision_margin: float) -> None:
         self.client = p.connect(p.DIRECT)
-        self.body = p.loadURDF(str(urdf_path), base_pose.position, base_pose.orientation,
-                               useFixedBase=True, physicsClientId=self.client)
+        self.body = load_arm(self.client, urdf_path, base_pose)
         self.model = read_joint_model(self.client, self.body)
         self._joints = list(self.model.indices)
         self._zero_velocity = [[0.0]] * len(self._joints)

@@ -71,6 +71,19 @@ def test_set_overrides_and_rejects_unknown_keys():
         load_scenario("coexistence", ["robot"])
 
 
+def test_set_reaches_optional_keys_a_file_leaves_out():
+    """``simulation.person_rate_hz`` is not in the presets, yet ``--set`` may give it (and is
+    checked like a value in the file); a key the schema does not know stays an error."""
+    assert "person_rate_hz" not in load_scenario("coexistence").data["simulation"]
+    assert load_scenario("coexistence", ["simulation.person_rate_hz=60"]).sim("person_rate_hz") == 60
+    with pytest.raises(HriError, match=r"^--set simulation.person_rate_hz: must be positive"):
+        load_scenario("coexistence", ["simulation.person_rate_hz=-1"])
+    with pytest.raises(HriError, match=r"^--set simulation.rate: unknown key 'simulation.rate'$"):
+        load_scenario("coexistence", ["simulation.rate=1"])
+    with pytest.raises(HriError, match=r"^--set name.first: unknown key 'name.first'$"):
+        load_scenario("coexistence", ["name.first=1"])
+
+
 def test_a_scenario_plugin_adds_a_node_its_tree_uses(tmp_path):
     """`plugins:` in a scenario: a user's module registers a node type, no project change."""
     from hri.sim import Simulation

@@ -41,13 +41,13 @@ class BareWorld:
 def _hold_robot(client: int, scenario: Scenario) -> int:
     """The robot URDF at its base, reset to and held at its home pose (RobotArm._command)."""
     from hri.robot.arm import DEFAULT_URDF, RobotConfig
+    from hri.robot.scene import load_arm
     from hri.robot.scene import read_joint_model
 
     data = scenario.data
     base = parse_pose(data["robot"]["base"])
     config = RobotConfig.from_dict(data["robot"].get("config") or {})
-    body = p.loadURDF(str(DEFAULT_URDF), base.position, base.orientation, useFixedBase=True,
-                      physicsClientId=client)
+    body = load_arm(client, DEFAULT_URDF, base)
     model = read_joint_model(client, body)
     joints = list(model.indices)
     for j, q in zip(joints, config.home):
