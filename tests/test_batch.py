@@ -95,7 +95,7 @@ def test_small_sweep_layout_and_results(tmp_path: Path, capsys: pytest.CaptureFi
 
 def _interrupt_and_resume(tmp_path: Path, sig: int) -> None:
     out = tmp_path / "b"
-    cmd = HRI + ["batch", "coexistence", "--runs", "4", "--duration", "5", "--workers", "1",
+    cmd = HRI + ["batch", "coexistence", "--runs", "4", "--duration", "20", "--workers", "1",
                  "--set", "robot.reduced_velocity=0.1,0.25", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)

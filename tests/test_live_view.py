@@ -35,6 +35,23 @@ def test_gui_without_display_is_one_clear_line() -> None:
     assert _one_error_line(result) == "--gui: no display (DISPLAY is not set; try xvfb-run, or --record for a video)"
 
 
+def _once_moving(display: VirtualDisplay, within_s: float = 90.0, changes: int = 4) -> np.ndarray:
+    """A screenshot once the picture has changed in ``changes`` half-seconds in a row: the run
+    is stepping (bodies appearing during the set-up, which on a loaded machine can take a
+    while after the window opens, change it only now and then)."""
+    shot = display.screenshot()
+    deadline = time.monotonic() + within_s
+    in_a_row = 0
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        before, shot = shot, display.screenshot()
+        moved = np.mean(np.abs(shot.astype(int) - before.astype(int))) > 0.05
+        in_a_row = in_a_row + 1 if moved else 0
+        if in_a_row == changes:
+            return shot
+    raise AssertionError(f"the picture did not keep changing within {within_s:g} s")
+
+
 @needs_xvfb
 def test_gui_window_shows_the_workcell_and_closing_it_ends_the_run(tmp_path: Path) -> None:
     runtime = tmp_path / "runtime"
@@ -50,8 +67,7 @@ def test_gui_window_shows_the_workcell_and_closing_it_ends_the_run(tmp_path: Pat
             assert window is not None, "PyBullet's window did not appear"
             queues = wait_for_run_queues(runtime)
             assert len(queues) == 2 and all(queue_exists(name) for name in queues)
-            time.sleep(3.0)  # the run is going: let the person start walking
-            shot = display.screenshot()
+            shot = _once_moving(display)
             Image.fromarray(shot).save(tmp_path / "screen.png")  # to look at when it fails
             assert shot.std() > 20, "the screen is blank"
             assert len(np.unique(shot.reshape(-1, 3)[::7], axis=0)) > 200, "too few colours for a 3D scene"

@@ -18,7 +18,7 @@ import pytest
 
 from hri.errors import HriError
 from hri.faults import random_fault
-from hri.mqueue import RunQueues, queue_exists
+from hri.mqueue import RunQueues, _process_alive, queue_exists
 from hri.scenario import load_scenario
 from hri.sim import run_scenario
 
@@ -28,9 +28,21 @@ SPLIT_EVERY = 20
 
 
 def _mqueue_listing() -> set[str] | None:
-    """The system's message queues, when /dev/mqueue is mounted (it is not on every machine)."""
+    """The system's message queues, when /dev/mqueue is mounted (it is not on every machine),
+    but those of other live processes' runs (another ``hri`` at work on this machine)."""
     folder = Path("/dev/mqueue")
-    return {f"/{name}" for name in os.listdir(folder)} if folder.is_dir() else None
+    if not folder.is_dir():
+        return None
+    return {f"/{name}" for name in os.listdir(folder) if not _of_another_live_process(name)}
+
+
+def _of_another_live_process(name: str) -> bool:
+    """``hri-<pid>-...``: a queue of a run of process ``pid``, alive and not this one."""
+    parts = name.split("-")
+    if parts[0] != "hri" or len(parts) < 2 or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    return pid != os.getpid() and _process_alive(pid)
 
 
 @pytest.fixture
