@@ -8,6 +8,8 @@ States (:class:`~hri.actor.protocol.ActorState`):
   cycle), walk to it (walk cycle phase = distance walked / animation distance: no foot sliding
   at the natural stride), turn to the target orientation unless it is the null quaternion,
   bring the legs to the rest pose, IDLE. A target closer than ``min_distance`` only turns.
+  With a :class:`~hri.actor.route.WalkingArea`, the walk goes around the furniture and the
+  robot arm: one leg per corner of the route, turning in place at each corner.
 * ANIMATION: play a named clip in place at ``animation_speed``; IDLE when it has played through.
 
 Messages come from ``endpoint.receive()`` (drained every step), feedback goes to
@@ -32,6 +34,7 @@ from hri.actor.animation import BodyPose, ClipLibrary, blend
 from hri.actor.body import HumanoidBody
 from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
+from hri.actor.route import WalkingArea
 from hri.geometry import Pose
 
 #: Amplitude of the stepping animation while turning in place (fraction of the walk cycle).
@@ -41,7 +44,10 @@ TURN_STEP_RADIUS = 0.3
 
 
 @dataclass
-class _Movement:
+class _Leg:
+    """One straight piece of a movement: turn towards its end, walk, turn, settle (the last two
+    only on the movement's last leg)."""
+
     start_xy: np.ndarray
     direction: np.ndarray  # unit vector of the walk
     distance: float
@@ -72,11 +78,13 @@ class ActorPlugin:
     that one cycle covers the requested animation distance (cycle duration unchanged).
     ``turn_rate``: rad/s when turning in place. ``min_distance``: targets closer than this are
     not walked to. ``blend_time``: cross-fade (s) between poses of successive activities.
+    ``walking_area``: walk around its obstacles; without one, straight to the target.
     """
 
     def __init__(self, client: int, clips: ClipLibrary, start_pose: Pose, endpoint,
                  walk_speed: float | None = None, turn_rate: float = 2.5,
-                 min_distance: float = 0.05, blend_time: float = 0.25):
+                 min_distance: float = 0.05, blend_time: float = 0.25,
+                 walking_area: WalkingArea | None = None):
         if turn_rate <= 0.0:
             raise ValueError("turn_rate must be positive")
         if walk_speed is not None and walk_speed <= 0.0:
@@ -88,6 +96,7 @@ class ActorPlugin:
         self.turn_rate = float(turn_rate)
         self.min_distance = float(min_distance)
         self.blend_time = float(blend_time)
+        self.walking_area = walking_area
         self.state = ActorState.SETUP
         self._body = HumanoidBody(client)
         self._xy = np.array([start_pose.x, start_pose.y], float)
@@ -100,8 +109,11 @@ class ActorPlugin:
         self._progress = 0.0
         self._time = 0.0
         self._state_time = 0.0  # the simulated time the person's state is at
-        self._movement: _Movement | None = None
-        self._move_elapsed = 0.0
+        self._movement: _Leg | None = None  # the leg walked now
+        self._legs: list[_Leg] = []
+        self._leg_index = 0
+        self._move_elapsed = 0.0  # in the leg
+        self._legs_done_s = 0.0  # the legs before it
         self._clip = None
         self._clip_time = 0.0
         self._clip_speed = 1.0
@@ -238,38 +250,62 @@ class ActorPlugin:
                 return
             self._sequence = message.sequence
             self._clip = None
-            self._movement = self._plan(message)
-            self._move_elapsed = 0.0
+            self._legs = self._plan(message)
+            self._leg_index, self._movement = 0, self._legs[0]
+            self._move_elapsed = self._legs_done_s = 0.0
             self._segment = -1
             self._enter(ActorState.MOVEMENT, progress=0.0)
         else:  # SETUP is not an action
             self._fail(message)
 
     # ------------------------------------------------------------------ movement
-    def _plan(self, message: ActionMessage) -> _Movement:
+    def _plan(self, message: ActionMessage) -> list[_Leg]:
+        """The legs of a movement: one per corner of the route to the target."""
         walk = self.clips.walk
         target = message.target
-        delta = np.array([target.x, target.y]) - self._xy
-        distance = float(np.hypot(*delta))
         stride = message.animation_speed if message.animation_speed > 0.0 else walk.stride
         speed = self.walk_speed or stride / walk.duration
+        goal = (float(target.x), float(target.y))
+        far = math.dist(goal, self._xy) > self.min_distance
+        corners = self.walking_area.route((float(self._xy[0]), float(self._xy[1])), goal) \
+            if far and self.walking_area is not None else [goal]
+        legs: list[_Leg] = []
+        xy, heading = self._xy.copy(), self._heading
+        for k, corner in enumerate(corners):
+            last = k == len(corners) - 1
+            leg = self._leg(xy, heading, np.array(corner), target if last else None, stride, speed)
+            legs.append(leg)
+            xy, heading = xy + leg.distance * leg.direction, leg.final_heading
+        return legs
+
+    def _leg(self, start_xy: np.ndarray, heading: float, end_xy: np.ndarray, target: Pose | None,
+             stride: float, speed: float) -> _Leg:
+        """A straight leg; ``target`` (the movement's last leg): turn to its orientation and settle."""
+        delta = end_xy - start_xy
+        distance = float(np.hypot(*delta))
         if distance > self.min_distance:
             walk_heading = math.atan2(delta[1], delta[0])
             direction = delta / distance
         else:
-            walk_heading = self._heading
+            walk_heading = heading
             direction = np.array([math.cos(walk_heading), math.sin(walk_heading)])
             distance = 0.0
-        final = walk_heading if target.has_null_orientation else target.yaw
-        turn1 = abs(wrap_angle(walk_heading - self._heading)) / self.turn_rate
+        final = walk_heading if target is None or target.has_null_orientation else target.yaw
+        turn1 = abs(wrap_angle(walk_heading - heading)) / self.turn_rate
         turn2 = abs(wrap_angle(final - walk_heading)) / self.turn_rate
-        walk_time = distance / speed
-        return _Movement(self._xy.copy(), direction, distance, self._heading, walk_heading, final,
-                         float(stride), float(speed), turn1, walk_time, turn2, self.blend_time)
+        return _Leg(start_xy.copy(), direction, distance, heading, walk_heading, final,
+                    float(stride), float(speed), turn1, distance / speed, turn2,
+                    self.blend_time if target is not None else 0.0)
 
     def _step_movement(self, dt: float) -> None:
         m = self._movement
         self._move_elapsed += dt
+        while self._move_elapsed >= m.duration and self._leg_index + 1 < len(self._legs):
+            self._move_elapsed -= m.duration  # on to the next leg, with the time left over
+            self._legs_done_s += m.duration
+            self._leg_index += 1
+            m = self._movement = self._legs[self._leg_index]
+            self._segment = -1
         t = self._move_elapsed
         ends = m.ends
         segment = bisect.bisect_right(ends, t)
@@ -296,14 +332,15 @@ class ActorPlugin:
             target = self._rest
         self._show(target, dt)
         if t >= m.duration:
-            self._movement = None
+            self._movement, self._legs = None, []
             self._idle_target = self._rest
             self._blend_from = None
             self._shown = self._rest
             self._apply()
             self._enter(ActorState.IDLE, progress=1.0)
             return
-        self._progress = min(t / m.duration, 0.999) if m.duration > 0 else 0.999
+        total = sum(leg.duration for leg in self._legs)
+        self._progress = min((self._legs_done_s + t) / total, 0.999) if total > 0 else 0.999
 
     def _turn_pose(self, turned: float, phase0: float = 0.0) -> BodyPose:
         walk = self.clips.walk

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Polygon  # noqa: E402
 
+from hri.actor.route import footprint  # noqa: E402
 from hri.errors import HriError  # noqa: E402
 
 if TYPE_CHECKING:
@@ -78,13 +78,8 @@ def load_layout(name: str | None, overrides: dict[str, Any] | None = None) -> di
 
 
 def _footprint(spec: dict[str, Any]) -> np.ndarray:
-    """The furniture's rectangle on the floor (its size x, y rotated by yaw_deg about its centre)."""
-    cx, cy = (float(v) for v in spec["center"][:2])
-    sx, sy = (float(v) for v in spec["size"][:2])
-    yaw = math.radians(float(spec.get("yaw_deg", 0.0)))
-    c, s = math.cos(yaw), math.sin(yaw)
-    corners = np.array([[-sx / 2, -sy / 2], [sx / 2, -sy / 2], [sx / 2, sy / 2], [-sx / 2, sy / 2]])
-    return corners @ np.array([[c, s], [-s, c]]) + [cx, cy]
+    """The furniture's rectangle on the floor, as an array of its corners."""
+    return np.asarray(footprint(spec).exterior.coords[:-1])
 
 
 def _draw_layout(ax: Any, layout: dict[str, Any] | None, xs: np.ndarray, ys: np.ndarray) -> None:

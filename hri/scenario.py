@@ -32,7 +32,7 @@ _SCHEMA: dict[str, Any] = {
     "room": {"size": list, "wall_height": float},
     "furniture": "any",
     "robot": {"base": "pose", "reduced_velocity": float, "config": "any"},
-    "person": {"start": "pose", "walk_stride_m": float},
+    "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float},
     "zones": {"warning": list, "stop": list},
     "areas": "any",
     "poses": "any",
@@ -328,6 +328,8 @@ def _validate_numbers(data: dict, fail) -> None:
         fail("robot.reduced_velocity must be within 0..1", "robot.reduced_velocity")
     if float(data["person"]["walk_stride_m"]) <= 0:  # metres per walk cycle: the walk would never end
         fail("person.walk_stride_m must be positive", "person.walk_stride_m")
+    if float(data["person"].get("clearance_m", 0.0)) < 0:  # how far the walks keep from furniture and arm
+        fail("person.clearance_m must not be negative", "person.clearance_m")
     for key in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"):
         if float(data["safety"][key]) < 0:
             fail(f"safety.{key} must not be negative", f"safety.{key}")

@@ -19,11 +19,13 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 import pybullet as p
+from shapely.geometry import box
 
 from hri import live_view
 from hri.actor.animation import ClipLibrary
 from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
+from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
 from hri.called import CalledFlag
 from hri.errors import HriError
@@ -131,8 +133,9 @@ class Simulation:
         person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
         self.queues = RunQueues().__enter__()
         link = self.actor_link = ActorLink(self.queues)
+        walking_area = WalkingArea.from_scenario(data, lambda: [box(*b) for b in self.robot.floor_footprints()])
         self.plugin = ActorPlugin(self.client, ClipLibrary.default(), parse_pose(data["person"]["start"]),
-                                  link.plugin_endpoint())
+                                  link.plugin_endpoint(), walking_area=walking_area)
         self.server = ActorServer(link.server_endpoint())
         robot_config = RobotConfig.from_dict({**(data["robot"].get("config") or {}),
                                               "seed": int(planner_seed.generate_state(1)[0])})

@@ -317,6 +317,15 @@ class RobotArm:
             best = max(best, ux * ux + uy * uy + uz * uz)
         return math.sqrt(best)
 
+    def floor_footprints(self) -> list[tuple[float, float, float, float]]:
+        """Where the arm stands over the floor now: each link's bounding box seen from above,
+        as (x_min, y_min, x_max, y_max); for the person's walks (:mod:`hri.actor.route`)."""
+        boxes = []
+        for link in self._links:
+            (x0, y0, _), (x1, y1, _) = p.getAABB(self.body_id, link, physicsClientId=self.client)
+            boxes.append((x0, y0, x1, y1))
+        return boxes
+
     def tool_pose(self) -> Pose:
         state = p.getLinkState(self.body_id, self.model.tool_link, computeForwardKinematics=1,
                                physicsClientId=self.client)

@@ -8,11 +8,13 @@ import math
 import numpy as np
 import pybullet
 import pytest
+from shapely.geometry import Point, box
 
 from hri.actor.animation import FOOT_CORNERS, ClipLibrary, KeyframeClip, WalkClip, pose_distance
 from hri.actor.quaternions import qrotate
 from hri.actor.plugin import ActorPlugin
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
+from hri.actor.route import WalkingArea
 from hri.geometry import Pose
 
 DT = 1.0 / 240.0
@@ -302,3 +304,21 @@ def test_step_cost(client, clips):
     per_step = (time.perf_counter() - begin) / 480
     print(f"ActorPlugin.step while walking: {per_step * 1e6:.0f} us")
     assert per_step < 0.002
+
+
+def test_the_plugin_walks_the_route_leg_by_leg(client, clips):
+    table = box(3.0, 1.0, 4.0, 4.0)
+    area = WalkingArea(box(0.0, 0.0, 8.0, 6.0), [table], clearance=0.35)
+    runner = Runner(client, clips, Pose.from_xy_yaw(1.0, 1.5, 0.0), walking_area=area)
+    goal = Pose.from_xy_yaw(6.0, 1.5, math.pi / 2)
+    runner.send(ActionMessage(ActorState.MOVEMENT, "walk", 0.0, goal, sequence=3))
+    path = []
+    runner.run_until_idle(30.0, lambda: path.append((runner.plugin.pose.x, runner.plugin.pose.y)))
+    pose = runner.plugin.pose
+    assert math.hypot(pose.x - 6.0, pose.y - 1.5) < 0.05
+    assert abs(math.remainder(pose.yaw - math.pi / 2, 2 * math.pi)) < 0.02
+    # the pelvis kept off the table (the clip's sway: a few cm), and went around it
+    assert min(Point(xy).distance(table) for xy in path) > 0.25
+    progress = [f.progress for f in action_feedback(runner.endpoint, 3)]
+    assert all(b >= a for a, b in zip(progress, progress[1:])) and progress[-1] == 1.0
+    assert any(f.state == ActorState.IDLE for f in action_feedback(runner.endpoint, 3)[-1:])
