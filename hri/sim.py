@@ -201,6 +201,8 @@ class Simulation:
         self.trajectory.discard()
         while self.trees:
             self.trees.popitem()[1].close()
+        if getattr(self, "robot", None) is not None:  # its planning client: ~28 MB a run otherwise
+            self.robot.close()
         if self.client is not None and self.client >= 0 and not live_view.window_lost():
             try:
                 p.disconnect(physicsClientId=self.client)
