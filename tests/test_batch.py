@@ -93,13 +93,19 @@ def test_small_sweep_layout_and_results(tmp_path: Path, capsys: pytest.CaptureFi
     assert len(_parquet(out)) == 4
 
 
+def _sigint_as_on_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_and_resume(tmp_path: Path, sig: int) -> None:
     out = tmp_path / "b"
     # runs of ~1 s each: after the second one finishes, six more leave seconds for the signal
     cmd = HRI + ["batch", "coexistence", "--runs", "4", "--duration", "40", "--workers", "1",
                  "--set", "robot.reduced_velocity=0.1,0.25", "--out", str(out)]
+    # Ctrl-C as on a terminal: a suite started in the background (`cmd &` in a script) has
+    # SIGINT ignored, and an ignored SIGINT stays ignored in every process it starts.
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_sigint_as_on_a_terminal)
     deadline = time.monotonic() + 120
     while len(_run_dirs(out)) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
