@@ -114,6 +114,7 @@ class ActorPlugin:
         self._leg_index = 0
         self._move_elapsed = 0.0  # in the leg
         self._legs_done_s = 0.0  # the legs before it
+        self._move_total_s = 0.0  # all legs
         self._clip = None
         self._clip_time = 0.0
         self._clip_speed = 1.0
@@ -253,6 +254,7 @@ class ActorPlugin:
             self._legs = self._plan(message)
             self._leg_index, self._movement = 0, self._legs[0]
             self._move_elapsed = self._legs_done_s = 0.0
+            self._move_total_s = sum(leg.duration for leg in self._legs)
             self._segment = -1
             self._enter(ActorState.MOVEMENT, progress=0.0)
         else:  # SETUP is not an action
@@ -339,7 +341,7 @@ class ActorPlugin:
             self._apply()
             self._enter(ActorState.IDLE, progress=1.0)
             return
-        total = sum(leg.duration for leg in self._legs)
+        total = self._move_total_s
         self._progress = min((self._legs_done_s + t) / total, 0.999) if total > 0 else 0.999
 
     def _turn_pose(self, turned: float, phase0: float = 0.0) -> BodyPose:

@@ -24,6 +24,8 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
+from hri.geometry import furniture_footprint
+
 #: Half the width of a walking person with swinging arms (m): the default clearance.
 CLEARANCE_M = 0.35
 #: Corners are this much outside the grown obstacles, so a walk past one does not touch it.
@@ -32,14 +34,6 @@ _CORNER_MARGIN_M = 0.01
 _QUAD_SEGS = 2
 
 Point2 = tuple[float, float]
-
-
-def footprint(spec: dict) -> Polygon:
-    """A furniture entry's rectangle on the floor (size x, y, turned by ``yaw_deg`` about its centre)."""
-    cx, cy = (float(v) for v in spec["center"][:2])
-    sx, sy = (float(v) for v in spec["size"][:2])
-    rect = box(-sx / 2, -sy / 2, sx / 2, sy / 2)
-    return shapely.affinity.translate(shapely.affinity.rotate(rect, float(spec.get("yaw_deg", 0.0))), cx, cy)
 
 
 class WalkingArea:
@@ -64,7 +58,7 @@ class WalkingArea:
     def from_scenario(cls, data: dict, moving: Callable[[], Sequence[Polygon]] | None = None) -> "WalkingArea":
         """The scenario's room and furniture; the clearance from ``person.clearance_m``."""
         width, depth = (float(v) for v in data["room"]["size"][:2])
-        furniture = [footprint(spec) for spec in (data.get("furniture") or {}).values()]
+        furniture = [furniture_footprint(spec) for spec in (data.get("furniture") or {}).values()]
         clearance = float(data["person"].get("clearance_m", CLEARANCE_M))
         return cls(box(0.0, 0.0, width, depth), furniture, moving, clearance)
 

@@ -27,8 +27,8 @@ from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Polygon  # noqa: E402
 
-from hri.actor.route import footprint  # noqa: E402
 from hri.errors import HriError  # noqa: E402
+from hri.geometry import furniture_footprint  # noqa: E402
 
 if TYPE_CHECKING:
     from hri.report import Batch, RunDir
@@ -79,7 +79,7 @@ def load_layout(name: str | None, overrides: dict[str, Any] | None = None) -> di
 
 def _footprint(spec: dict[str, Any]) -> np.ndarray:
     """The furniture's rectangle on the floor, as an array of its corners."""
-    return np.asarray(footprint(spec).exterior.coords[:-1])
+    return np.asarray(furniture_footprint(spec).exterior.coords[:-1])
 
 
 def _draw_layout(ax: Any, layout: dict[str, Any] | None, xs: np.ndarray, ys: np.ndarray) -> None:

@@ -8,7 +8,8 @@ import math
 import pytest
 from shapely.geometry import LineString, Point, box
 
-from hri.actor.route import WalkingArea, footprint
+from hri.actor.route import WalkingArea
+from hri.geometry import furniture_footprint
 from hri.scenario import load_scenario
 
 ROOM = box(0.0, 0.0, 8.0, 6.0)
@@ -66,7 +67,7 @@ def test_collaboration_walk_that_cut_the_robot_table_goes_around_it():
     """The 100-hour benchmark's one violation: from the stop zone to the warning zone, straight
     across the robot table's corner into the stopped arm (seed 227095882, t = 1244.55 s)."""
     data = load_scenario("collaboration").data
-    table = footprint(data["furniture"]["robot_table"])
+    table = furniture_footprint(data["furniture"]["robot_table"])
     start, goal = (0.6283, 2.0777), (3.5957, 0.4668)
     assert LineString([start, goal]).intersects(table)  # the straight walk went over the table
     corners = WalkingArea.from_scenario(data).route(start, goal)
