@@ -24,6 +24,27 @@ from hri.kinematics import Chain, IkSettings
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
 
 
+def _advance(items: list[int], found: dict[int, float], radius: dict[int, float], sweep: np.ndarray,
+             left: float) -> float:
+    """The smallest ``clearance / sweep`` over ``items``: how far (a fraction of a segment) the
+    arm can advance before one of them may collide; -inf when one is within its margin now.
+    ``found`` holds the clearances measured within each item's query ``radius``; an item not
+    found is at least ``radius`` clear. An item that cannot collide over the ``left`` of the
+    segment leaves ``items``."""
+    advance = math.inf
+    for item in list(items):
+        clearance = found.get(item)
+        if clearance is not None and clearance <= 0.0:
+            advance = -math.inf
+            continue
+        lower = clearance if clearance is not None else radius[item]
+        bound = lower / sweep[item] if sweep[item] > 0.0 else math.inf
+        if bound >= left:
+            items.remove(item)
+        advance = min(advance, bound)
+    return advance
+
+
 def load_arm(client: int, urdf_path: Path, base_pose: Pose) -> int:
     """The arm's body in ``client``, fixed at ``base_pose``. Its cylinders stay cylinders
     (``URDF_USE_IMPLICIT_CYLINDER``): PyBullet otherwise turns each into a convex hull, and
@@ -175,33 +196,18 @@ class PlanningScene:
                 return False
         return True
 
-    def clearance(self, q: np.ndarray) -> float:
-        """How far configuration ``q`` is from invalid, in metres: the smallest distance to the
-        obstacles minus ``margin`` and between the self-collision pairs minus ``self_margin``,
-        at most ``CLEARANCE_CAP_M``; zero or less: invalid (outside the joint limits: -inf)."""
-        if not self.within_limits(q):
-            return -math.inf
-        self.set_configuration(q)
-        free = CLEARANCE_CAP_M
-        for obstacle in self._near_obstacles:  # each query only looks as far as the clearance found so far
-            for point in p.getClosestPoints(self.body, obstacle, self.margin + free, physicsClientId=self.client):
-                if point[3] != -1:  # the base stands on an obstacle
-                    free = min(free, point[8] - self.margin)
-        for a, b in self.self_pairs:
-            for point in p.getClosestPoints(self.body, self.body, self.self_margin + free, linkIndexA=a,
-                                            linkIndexB=b, physicsClientId=self.client):
-                free = min(free, point[8] - self.self_margin)
-        return free
-
     def segment_valid(self, q0: np.ndarray, q1: np.ndarray, resolution: float,
                       check_start: bool = False) -> bool:
         """Every configuration on the straight segment ``q0``..``q1`` is valid.
 
-        Conservative advancement: from a configuration with clearance ``c`` no robot point can
-        reach a collision before it has moved ``c``, and along the segment no point moves
-        farther than each joint's change times its reach (:meth:`reach_matrix`), summed; so the
-        next configuration checked is the farthest one that cannot have been reached, and the
-        free part of the segment is proven free, not sampled. The checks are never closer than
+        Conservative advancement, link by link: along the segment no point of link k moves
+        farther than each joint's change times its reach to link k (:meth:`reach_matrix`),
+        summed (``sweep_k``), and link b moves against link a only by the joints between them.
+        From a configuration where link k is ``c_k`` from the obstacles (pair (a, b): ``c_ab``
+        apart), it cannot touch them before the segment has advanced ``c_k / sweep_k``. So the
+        next configuration checked is the nearest one any link could have reached, and the
+        free part of the segment is proven free, not sampled; a link (or pair) whose clearance
+        covers the rest of the segment is not asked again. The checks are never closer than
         ``resolution`` rad (the fixed spacing of the sampling this replaces, and its
         guarantee, where the arm works close to the table).
         """
@@ -210,16 +216,71 @@ class PlanningScene:
         length = float(np.max(np.abs(delta)))
         if length == 0.0:
             return not check_start or self.configuration_valid(q0)
-        sweep = float(np.dot(self._reach.max(axis=1), np.abs(delta)))  # farthest any point moves
+        link_sweep, pair_sweep = self.sweeps(np.abs(delta))
+        links, pairs = list(range(len(link_sweep))), list(range(len(self.self_pairs)))
         finest = 1.0 / max(1, int(math.ceil(length / resolution)))
         s = 0.0
         while True:
-            free = self.clearance(q0 + delta * s)
-            if free <= 0.0 and (s > 0.0 or check_start):
-                return False
+            q = q0 + delta * s
+            judged = s > 0.0 or check_start
+            if not self.within_limits(q):
+                if judged:
+                    return False
+                advance = finest
+            else:
+                self.set_configuration(q)
+                left = 1.0 - s
+                advance = min(self._obstacle_advance(links, link_sweep, left),
+                              self._self_advance(pairs, pair_sweep, left))
+                if advance == -math.inf and judged:
+                    return False
             if s >= 1.0:
                 return True
-            s = min(1.0, s + max(finest, free / sweep))
+            s = min(1.0, s + max(finest, advance))
+
+    def sweeps(self, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """How far, at most, each link moves along a segment of joint changes ``dq`` (>= 0),
+        and how far each self-collision pair's second link moves against its first."""
+        link_sweep = dq @ self._reach
+        moved = self._reach > 0.0  # moved[i, k]: joint i moves link k
+        pair_sweep = np.array([float(np.dot(dq, self._reach[:, b] * (moved[:, b] & ~moved[:, a])))
+                               if a >= 0 else float(link_sweep[b]) for a, b in self.self_pairs])
+        return link_sweep, pair_sweep
+
+    def _obstacle_advance(self, links: list[int], sweep: np.ndarray, left: float) -> float:
+        """How far (a fraction of the segment) the arm can advance from the configuration set
+        before a link may come within ``margin`` of an obstacle (-inf: one is now). Links
+        proven free for the ``left`` of the segment are taken out of ``links``."""
+        radius = min(CLEARANCE_CAP_M, max(sweep[k] for k in links) * left) if links else 0.0
+        found = self.obstacle_clearances(radius) if links else {}
+        return _advance(links, found, dict.fromkeys(links, radius), sweep, left)
+
+    def _self_advance(self, pairs: list[int], sweep: np.ndarray, left: float) -> float:
+        """As :meth:`_obstacle_advance`, for the self-collision pairs (indices into ``self_pairs``)."""
+        radius = {n: min(CLEARANCE_CAP_M, sweep[n] * left) for n in pairs}
+        return _advance(pairs, self.self_clearances(radius), radius, sweep, left)
+
+    def obstacle_clearances(self, radius: float) -> dict[int, float]:
+        """Per arm link (the base excepted: it stands on an obstacle), its distance to the
+        nearest obstacle minus ``margin``, in the configuration set; links farther than
+        ``margin + radius`` are left out."""
+        found: dict[int, float] = {}
+        for obstacle in self._near_obstacles:
+            for point in p.getClosestPoints(self.body, obstacle, self.margin + radius, physicsClientId=self.client):
+                if point[3] >= 0:
+                    found[point[3]] = min(found.get(point[3], math.inf), point[8] - self.margin)
+        return found
+
+    def self_clearances(self, radius: dict[int, float]) -> dict[int, float]:
+        """Per self-collision pair ``n`` in ``radius`` (an index into ``self_pairs``), the distance
+        between its links minus ``self_margin``, if within ``self_margin + radius[n]``."""
+        found: dict[int, float] = {}
+        for n, r in radius.items():
+            a, b = self.self_pairs[n]
+            for point in p.getClosestPoints(self.body, self.body, self.self_margin + r, linkIndexA=a,
+                                            linkIndexB=b, physicsClientId=self.client):
+                found[n] = min(found.get(n, math.inf), point[8] - self.self_margin)
+        return found
 
     # -- speed bound ------------------------------------------------------------------
 

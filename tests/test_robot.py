@@ -305,3 +305,47 @@ def test_the_planner_solves_ik_with_the_shared_kinematics_core(sim: Sim) -> None
         nearest = scene.chain.inverse(target, start)
         assert nearest.valid and np.allclose(goal, nearest.q, atol=1e-3)  # the same solution, to the tolerance
     assert scene.solve_ik(Pose(4.0, 4.0, 0.85, *DOWN), [start], 0.005, 0.05) is None  # out of reach
+
+
+def test_clearances_change_no_faster_than_the_sweeps_bound_them() -> None:
+    """Conservative advancement rests on this: along a straight joint-space segment, each
+    link's clearance to the obstacles, and each self-collision pair's, changes by at most its
+    sweep times the fraction of the segment travelled (checked densely on random segments
+    near the table and the panel)."""
+    sim = Sim(build_table_and_panel)
+    scene = sim.arm.scene
+    rng = np.random.default_rng(7)
+    cap = 10.0  # measure every clearance, however large
+    pairs = dict.fromkeys(range(len(scene.self_pairs)), cap)
+    try:
+        for _ in range(12):
+            q0 = np.clip(scene.home + rng.normal(0.0, 0.8, 6), scene.model.lower, scene.model.upper)
+            q1 = np.clip(scene.home + rng.normal(0.0, 0.8, 6), scene.model.lower, scene.model.upper)
+            link_sweep, pair_sweep = scene.sweeps(np.abs(q1 - q0))
+            samples = []
+            for s in np.linspace(0.0, 1.0, 201):
+                scene.set_configuration(q0 + (q1 - q0) * s)
+                samples.append((s, scene.obstacle_clearances(cap), scene.self_clearances(pairs)))
+            for (s, links, selfs), (t, links_t, selfs_t) in zip(samples, samples[1:]):
+                for k, c in links.items():
+                    assert abs(links_t[k] - c) <= link_sweep[k] * (t - s) + 1e-9, (k, s)
+                for n, c in selfs.items():
+                    assert abs(selfs_t[n] - c) <= pair_sweep[n] * (t - s) + 1e-9, (scene.self_pairs[n], s)
+    finally:
+        sim.close()
+
+
+def test_a_segment_through_the_panel_is_invalid_and_one_beside_it_valid() -> None:
+    """Conservative advancement finds the panel between two configurations a joint-1 turn
+    apart, and proves free a short move that stays on one side of it."""
+    sim = Sim(build_table_and_panel, RobotConfig(home=(0.0, 0.0, 0.5, 0.0, 1.0, 0.0)))
+    scene = sim.arm.scene
+    try:
+        left = scene.solve_ik(Pose(0.7, 0.8, 0.85, *DOWN), [scene.home], 0.005, 0.05)
+        right = scene.solve_ik(Pose(1.9, 0.8, 0.85, *DOWN), [scene.home], 0.005, 0.05)
+        left_near = scene.solve_ik(Pose(0.8, 0.7, 0.9, *DOWN), [left], 0.005, 0.05)
+        assert left is not None and right is not None and left_near is not None
+        assert not scene.segment_valid(left, right, 0.02)
+        assert scene.segment_valid(left, left_near, 0.02)
+    finally:
+        sim.close()
