@@ -135,6 +135,36 @@ def test_humanoid_collides_with_nothing_but_closest_points_work(client, clips):
     assert distance and 1.0 < min(p[8] for p in distance) < 2.0
 
 
+def test_humanoid_stays_where_it_is_posed_and_is_seen_there(client, clips):
+    """The body sleeps through the physics steps (it neither sags under gravity nor costs the
+    step), and a new pose moves it for the distance queries all the same."""
+    from hri.actor.body import HumanoidBody
+
+    pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
+    body = HumanoidBody(client)
+    body.apply(clips.rest_pose(), 0.0, 0.0, 0.0)
+    pybullet.stepSimulation(physicsClientId=client)  # Bullet lays it to rest at the end of its first step
+    body.apply(clips.rest_pose(), 0.0, 0.0, 0.0)
+    links = range(pybullet.getNumJoints(body.body_id, physicsClientId=client))
+
+    def link_positions():
+        return np.array([s[4] for s in pybullet.getLinkStates(body.body_id, links, computeForwardKinematics=1,
+                                                              physicsClientId=client)])
+
+    posed = link_positions()
+    for _ in range(240):
+        pybullet.stepSimulation(physicsClientId=client)
+    assert np.max(np.abs(link_positions() - posed)) < 1e-9
+    shape = pybullet.createCollisionShape(pybullet.GEOM_BOX, halfExtents=[0.1, 0.1, 1.0], physicsClientId=client)
+    post = pybullet.createMultiBody(0.0, shape, basePosition=[2.0, 0.0, 1.0], physicsClientId=client)
+    before = min(p[8] for p in pybullet.getClosestPoints(body.body_id, post, 5.0, physicsClientId=client))
+    body.apply(clips.rest_pose(), 1.0, 0.0, 0.0)  # one metre nearer
+    pybullet.stepSimulation(physicsClientId=client)
+    after = min(p[8] for p in pybullet.getClosestPoints(body.body_id, post, 5.0, physicsClientId=client))
+    assert after == pytest.approx(before - 1.0, abs=1e-6)
+    assert np.allclose(link_positions(), posed + [1.0, 0.0, 0.0], atol=1e-9)
+
+
 # ---------------------------------------------------------------- plugin: setup, movement
 def test_setup_then_idle(client, clips):
     runner = Runner(client, clips, Pose.from_xy_yaw(1.0, 2.0, 0.3))
