@@ -285,6 +285,22 @@ def test_stale_duplicate_and_unexpected_replies_are_dropped_and_counted():
             stats["unexpected_replies"]) == (1, 1, 1, 1)
 
 
+def test_ended_calls_are_remembered_for_a_simulated_minute_only():
+    """A long run's memory stays flat: a node forgets ended calls after 60 simulated seconds
+    (a duplicate reply later than that counts as unexpected)."""
+    net, server, caller, _s, client = _pair(handlers={"ping": lambda req: "pong"})
+    first = client.call("ping")
+    for k in range(600):  # a call every 0.2 s for two simulated minutes
+        net.advance(0.2 * k)
+        client.call("ping")
+    net.advance(120.0)
+    assert first.value == "pong" and len(caller._ended) <= 301
+    late = Frame(Kind.REPLY, server.id, caller.id, first.request_id, "svc", "ping", "pong", 120.0)
+    server.endpoint.send(late)
+    net.advance(120.1)
+    assert caller.stats().get("duplicate_replies", 0) == 0 and caller.stats()["unexpected_replies"] == 1
+
+
 def test_a_reply_from_another_endpoint_or_service_does_not_count():
     net, server, caller, _s, client = _pair(handlers={"x": lambda req: req.defer()})
     future = client.call("x")

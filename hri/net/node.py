@@ -39,7 +39,11 @@ from .rpc import DONE, FAILED, PENDING, Client, Future, Request, Service
 from .stream import Publisher, Subscription
 from .transport import Endpoint
 
-_REMEMBERED_CALLS = 4096  # ended calls remembered to tell duplicate from stale replies
+# Ended calls are remembered to tell a duplicate or stale reply from an unexpected one: for
+# this many simulated seconds (a reply takes a fraction of a second, a call times out after
+# about one), and never more than this many, so a long run's memory stays flat.
+_REMEMBER_ENDED_S = 60.0
+_REMEMBERED_CALLS = 4096
 
 
 class Node:
@@ -56,7 +60,7 @@ class Node:
         self.counts: Counter[str] = Counter()
         self._next_id = 0
         self._calls: dict[int, Future] = {}
-        self._ended: OrderedDict[int, str] = OrderedDict()
+        self._ended: OrderedDict[int, tuple[str, float]] = OrderedDict()  # request id -> status, end time
         self._services: dict[str, Service] = {}
         self._publishers: dict[tuple[str, str], Publisher] = {}
         self._subscriptions: dict[tuple[int, str, str], Subscription] = {}
@@ -139,8 +143,9 @@ class Node:
         future._finish(status, value, error, self.clock())
 
     def _remember(self, request_id: int, status: str) -> None:
-        self._ended[request_id] = status
-        while len(self._ended) > _REMEMBERED_CALLS:
+        now = self.clock()
+        self._ended[request_id] = (status, now)
+        while len(self._ended) > _REMEMBERED_CALLS or next(iter(self._ended.values()))[1] < now - _REMEMBER_ENDED_S:
             self._ended.popitem(last=False)
 
     def check_deadline(self, future: Future) -> None:
@@ -282,7 +287,7 @@ class Node:
     def _on_answer(self, frame: Frame) -> None:
         future = self._calls.get(frame.request_id)
         if future is None:
-            ended = self._ended.get(frame.request_id)
+            ended, _ = self._ended.get(frame.request_id, (None, None))
             self.counts[{DONE: "duplicate_replies", FAILED: "stale_replies"}.get(ended, "unexpected_replies")] += 1
             return
         if (frame.sender, frame.channel, frame.op) != future.key:
