@@ -116,6 +116,7 @@ class PlanningScene:
         self.self_margin = float(self_collision_margin)
         self.home = np.asarray(home, dtype=float)
         self.self_pairs = self._self_collision_pairs()
+        self._no_radius = dict.fromkeys(range(len(self.self_pairs)), 0.0)  # within the margin only
         self._reach = self.reach_matrix()
         self._near_obstacles = self._obstacles_within_reach()
 
@@ -185,16 +186,7 @@ class PlanningScene:
         if not self.within_limits(q):
             return False
         self.set_configuration(q)
-        for obstacle in self._near_obstacles:
-            for point in p.getClosestPoints(self.body, obstacle, self.margin,
-                                            physicsClientId=self.client):
-                if point[3] != -1:
-                    return False
-        for a, b in self.self_pairs:
-            if p.getClosestPoints(self.body, self.body, self.self_margin, linkIndexA=a,
-                                  linkIndexB=b, physicsClientId=self.client):
-                return False
-        return True
+        return not self.obstacle_clearances(0.0) and not self.self_clearances(self._no_radius)
 
     def segment_valid(self, q0: np.ndarray, q1: np.ndarray, resolution: float,
                       check_start: bool = False) -> bool:
@@ -251,9 +243,10 @@ class PlanningScene:
         """How far (a fraction of the segment) the arm can advance from the configuration set
         before a link may come within ``margin`` of an obstacle (-inf: one is now). Links
         proven free for the ``left`` of the segment are taken out of ``links``."""
-        radius = min(CLEARANCE_CAP_M, max(sweep[k] for k in links) * left) if links else 0.0
-        found = self.obstacle_clearances(radius) if links else {}
-        return _advance(links, found, dict.fromkeys(links, radius), sweep, left)
+        if not links:
+            return math.inf
+        radius = min(CLEARANCE_CAP_M, max(sweep[k] for k in links) * left)
+        return _advance(links, self.obstacle_clearances(radius), dict.fromkeys(links, radius), sweep, left)
 
     def _self_advance(self, pairs: list[int], sweep: np.ndarray, left: float) -> float:
         """As :meth:`_obstacle_advance`, for the self-collision pairs (indices into ``self_pairs``)."""
