@@ -1,0 +1,110 @@
+"""Parts in the cooperation scene: picked from the feeder, put on the table (where they rest,
+dynamic) or on the conveyor (where they ride the belt to its end and are delivered).
+
+The robot here is a stand-in: a bodiless marker whose tool pose the test sets, so that only
+:class:`hri.parts.PartManager` is under test.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from hri.geometry import Pose
+from hri.parts import PartManager
+from hri.scenario import load_scenario
+from hri.world import build_world
+
+DT = 1.0 / 240.0
+
+
+class StandInRobot:
+    def __init__(self, client: int):
+        self.body_id = p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -5.0), physicsClientId=client)
+        self.tool = Pose(0.0, 0.0, 3.0, 1.0, 0.0, 0.0, 0.0)
+
+    def tool_pose(self) -> Pose:
+        return self.tool
+
+
+@pytest.fixture
+def scene():
+    scenario = load_scenario("cooperation")
+    data = scenario.data
+    client = p.connect(p.DIRECT)
+    p.setTimeStep(DT, physicsClientId=client)
+    p.setGravity(0, 0, -9.81, physicsClientId=client)
+    furniture = build_world(client, data)
+    events = []
+    parts = PartManager(client, data["parts"], scenario.areas, furniture, data["furniture"],
+                        np.random.default_rng(3), lambda event, **fields: events.append((event, fields)))
+    robot = StandInRobot(client)
+    person = p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -6.0), physicsClientId=client)
+    parts.connect(robot, person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)), lambda: 0.0)
+    yield SimpleNamespace(client=client, parts=parts, robot=robot, events=events, belt=data["furniture"]["conveyor"])
+    p.disconnect(client)
+
+
+def step(scene, steps: int) -> None:
+    for _ in range(steps):
+        scene.parts.step()
+        p.stepSimulation(physicsClientId=scene.client)
+
+
+def pick_and_put(scene, x: float, y: float) -> tuple:
+    """Grasp the feeder's part at its top, carry it to (x, y) 5 cm above the surfaces, release."""
+    part = scene.parts.parts[0]
+    px, py, pz = scene.parts.position(part)
+    scene.robot.tool = Pose(px, py, pz + scene.parts.half[2], 1.0, 0.0, 0.0, 0.0)
+    assert scene.parts.robot_grasp()
+    scene.robot.tool = Pose(x, y, 0.85, 1.0, 0.0, 0.0, 0.0)
+    step(scene, 1)
+    return part, scene.parts.robot_release()
+
+
+def mass(scene, part) -> float:
+    return p.getDynamicsInfo(part.body_id, -1, physicsClientId=scene.client)[0]
+
+
+def test_a_part_put_on_the_belt_rides_it_at_its_speed_and_is_delivered_at_its_end(scene):
+    part, surface = pick_and_put(scene, 0.65, 0.9)
+    assert surface == "conveyor"
+    assert mass(scene, part) == 0.0  # kinematic: the belt, not a contact, carries it
+    start = np.array(scene.parts.position(part))
+    step(scene, 240)
+    moved = np.array(scene.parts.position(part)) - start
+    speed = scene.belt["speed"]  # the belt runs along +y (yaw 90 degrees)
+    assert moved == pytest.approx([0.0, speed * 240 * DT, 0.0], abs=1e-9)
+    belt_end = scene.belt["center"][1] + scene.belt["size"][0] / 2
+    steps_left = (belt_end - scene.parts.half[0] - start[1]) / (speed * DT) - 240
+    step(scene, math.floor(steps_left) - 2)
+    assert part in scene.parts.parts and scene.parts.counts.delivered == 0
+    step(scene, 4)
+    assert part not in scene.parts.parts and scene.parts.counts.delivered == 1
+    assert ("part_delivered", {"part": part.number, "conveyor": "conveyor"}) in scene.events
+
+
+def test_a_part_put_on_the_table_is_dynamic_and_stays_where_it_was_put(scene):
+    part, surface = pick_and_put(scene, 2.3, 0.8)
+    assert surface == "robot_table"
+    assert mass(scene, part) == pytest.approx(scene.parts.mass)
+    start = np.array(scene.parts.position(part))
+    step(scene, 240)
+    assert np.array(scene.parts.position(part)) == pytest.approx(start, abs=2e-3)
+    assert part.riding is None
+
+
+def test_a_part_picked_off_the_belt_stops_riding(scene):
+    part, _ = pick_and_put(scene, 0.65, 0.9)
+    step(scene, 24)
+    scene.robot.tool = Pose(*scene.parts.position(part)[:2], scene.parts.position(part)[2] + scene.parts.half[2],
+                            1.0, 0.0, 0.0, 0.0)
+    assert scene.parts.robot_grasp()
+    held_at = np.array(scene.parts.position(part))
+    step(scene, 24)  # the tool stands still: so does the part it holds
+    assert np.array(scene.parts.position(part)) == pytest.approx(held_at, abs=1e-6)
+    assert part.riding is None
