@@ -55,8 +55,7 @@ SPEED_EVERY = 12
 REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not a pause at a waypoint)
 SEPARATION_CUTOFF_M = 50.0
 PENETRATION_TOLERANCE_M = 1e-3  # deeper than this, person and robot interpenetrate: a violation
-SEPARATION_SLACK_M = 0.2  # how much farther than the last separation a near query looks first
-NEAR_QUERY_M = 1.0  # below this, a query first asks only the link pairs that can be closest
+SEPARATION_SLACK_M = 0.05  # how much farther than the last separation a query looks first
 
 
 @dataclass(frozen=True)
@@ -236,7 +235,7 @@ class SafetyMonitor:
         if not posed or not self.separation_due(self.now):
             return
         closest = None
-        if self.last_separation < NEAR_QUERY_M:  # near: only the link pairs that can be closest now
+        if math.isfinite(self.last_separation):  # first only the link pairs that can be closest now
             closest = self._closest_within(self.last_separation + SEPARATION_SLACK_M)
         if closest is None:
             closest = self._closest_within(SEPARATION_CUTOFF_M)
