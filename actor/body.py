@@ -58,6 +58,7 @@ class HumanoidBody:
         self.arm = Chain.from_urdf(data_path(URDF_PATH), "base", HAND_LINK, scale=SCALE)
         self._pose = BodyPose.rest()
         self._base = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+        self._hand: tuple | None = None  # hand_pose of the current posing, once asked
 
     def _switch_off_joint_motors(self) -> None:
         """PyBullet gives every joint a default motor; the ball-joint motors alone cost ~150 us
@@ -100,16 +101,20 @@ class HumanoidBody:
                                           physicsClientId=self.client)
         self._base = (position, orientation)
         self._pose = pose
+        self._hand = None
         return position, orientation
 
     def hand_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
         """The right hand's frame (the ``right_wrist`` link) in the world: position and
-        quaternion, by forward kinematics of the arm chain (chest, shoulder, elbow)."""
-        self.arm.base_pose = self._base
-        pose = self._pose
-        q = np.concatenate([pose.balls[_CHEST], pose.balls[_SHOULDER], [pose.hinges[_ELBOW]]])
-        position, orientation = self.arm.tip_pose(q)
-        return tuple(position), tuple(orientation)
+        quaternion, by forward kinematics of the arm chain (chest, shoulder, elbow); computed
+        once per posing (a carried part asks every physics step)."""
+        if self._hand is None:
+            self.arm.base_pose = self._base
+            pose = self._pose
+            q = np.concatenate([pose.balls[_CHEST], pose.balls[_SHOULDER], [pose.hinges[_ELBOW]]])
+            position, orientation = self.arm.tip_pose(q)
+            self._hand = (tuple(position), tuple(orientation))
+        return self._hand
 
     def foot_positions(self) -> tuple[np.ndarray, np.ndarray]:
         """World positions of the left and right soles' centres (from PyBullet's kinematics)."""
