@@ -2,7 +2,7 @@
 
 Both are created by the run's :class:`~hri.mqueue.RunQueues` (per-run names, mode 0600,
 registered and unlinked when the run ends) as ``<prefix>-actor-action`` and
-``<prefix>-actor-feedback``. All operations are non-blocking:
+``<prefix>-actor-feedback``. All operations but ``wait()`` are non-blocking:
 
 - ``receive()`` returns ``None`` when the queue is empty; a record that does not decode is
   dropped and counted in ``.dropped``.
@@ -10,13 +10,17 @@ registered and unlinked when the run ends) as ``<prefix>-actor-action`` and
   means the reader is late: the sender drops the OLDEST queued feedback and sends the new one
   (keep-last; counted in ``PluginEndpoint.overwritten``).
 - A full action queue raises :class:`QueueFullError` (the plugin is not reading its actions).
+- ``wait(timeout_s)`` is ``receive()`` for an end in a process of its own: it waits for the
+  next message (:func:`hri.mqueue.receive_waiting`: polling briefly, then asleep).
 """
 
 from __future__ import annotations
 
+from typing import Callable, Generic, TypeVar
+
 import posix_ipc
 
-from hri.mqueue import MQueueError, QueueFullError, RunQueues, system_limits
+from hri.mqueue import SPIN_S, MQueueError, QueueFullError, RunQueues, receive_waiting, system_limits
 
 from .protocol import (ACTION_SIZE, FEEDBACK_SIZE, ActionMessage, FeedbackMessage,
                        ProtocolError)
@@ -46,33 +50,46 @@ def _send_nowait(queue: posix_ipc.MessageQueue, data: bytes) -> bool:
     return True
 
 
-class _Endpoint:
-    def __init__(self, outgoing: posix_ipc.MessageQueue, incoming: posix_ipc.MessageQueue):
+Message = TypeVar("Message", ActionMessage, FeedbackMessage)
+
+
+class _Endpoint(Generic[Message]):
+    def __init__(self, outgoing: posix_ipc.MessageQueue, incoming: posix_ipc.MessageQueue,
+                 decode: Callable[[bytes], Message]):
         self._outgoing = outgoing
         self._incoming = incoming
+        self._decode = decode
         self.dropped = 0  # received records that did not decode
 
-    def _receive(self, decode):
-        while True:
-            data = _receive_nowait(self._incoming)
-            if data is None:
-                return None
-            try:
-                return decode(data)
-            except (ProtocolError, ValueError):
-                self.dropped += 1  # drop it and look at the next one
+    def receive(self) -> Message | None:
+        """The next message, or None when there is none. Undecodable records are skipped."""
+        while (data := _receive_nowait(self._incoming)) is not None:
+            if (message := self._decoded(data)) is not None:
+                return message
+        return None
+
+    def wait(self, timeout_s: float | None = None, spin_s: float = SPIN_S) -> Message | None:
+        """The next message, waiting up to ``timeout_s`` (None: for ever) for one, the first
+        ``spin_s`` of it polling; None if none came. Undecodable records are skipped."""
+        while (data := receive_waiting(self._incoming, timeout_s, spin_s)) is not None:
+            if (message := self._decoded(data)) is not None:
+                return message
+        return None
+
+    def _decoded(self, data: bytes) -> Message | None:
+        try:
+            return self._decode(data)
+        except (ProtocolError, ValueError):
+            self.dropped += 1  # drop it and look at the next one
+            return None
 
 
-class PluginEndpoint(_Endpoint):
+class PluginEndpoint(_Endpoint[ActionMessage]):
     """The plugin's side: receives actions, sends feedback (keep-last when full)."""
 
     def __init__(self, actions: posix_ipc.MessageQueue, feedback: posix_ipc.MessageQueue):
-        super().__init__(outgoing=feedback, incoming=actions)
+        super().__init__(outgoing=feedback, incoming=actions, decode=ActionMessage.decode)
         self.overwritten = 0  # queued feedback dropped to make room for newer feedback
-
-    def receive(self) -> ActionMessage | None:
-        """The next action, or None when there is none. Undecodable records are skipped."""
-        return self._receive(ActionMessage.decode)
 
     def send(self, msg: FeedbackMessage) -> None:
         """Send feedback; if the queue is full, drop the oldest queued feedback first."""
@@ -85,11 +102,11 @@ class PluginEndpoint(_Endpoint):
         raise QueueFullError(f"{self._outgoing.name}: feedback queue stays full")
 
 
-class ServerEndpoint(_Endpoint):
+class ServerEndpoint(_Endpoint[FeedbackMessage]):
     """The server's side: sends actions (error when full), receives feedback."""
 
     def __init__(self, actions: posix_ipc.MessageQueue, feedback: posix_ipc.MessageQueue):
-        super().__init__(outgoing=actions, incoming=feedback)
+        super().__init__(outgoing=actions, incoming=feedback, decode=FeedbackMessage.decode)
 
     def send(self, msg: ActionMessage) -> None:
         """Send an action; raises QueueFullError when the plugin has not read the queue."""
@@ -98,10 +115,6 @@ class ServerEndpoint(_Endpoint):
             raise QueueFullError(
                 f"{self._outgoing.name}: action queue full ({self._outgoing.max_messages} "
                 "messages): the actor plugin is not reading its actions")
-
-    def receive(self) -> FeedbackMessage | None:
-        """The next feedback, or None when there is none. Undecodable records are skipped."""
-        return self._receive(FeedbackMessage.decode)
 
 
 class ActorLink:

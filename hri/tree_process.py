@@ -53,7 +53,7 @@ import posix_ipc
 
 from hri.bt.status import TreeStatusLog
 from hri.errors import HriError
-from hri.mqueue import RunQueues, cleanup_stale, system_limits
+from hri.mqueue import RunQueues, cleanup_stale, receive_waiting, system_limits
 from hri.net import Frame, Kind, Network, decode_frame, encode_frame
 from hri.net.errors import CodecError
 from hri.scenario import Scenario
@@ -101,10 +101,17 @@ class Pipe:
             flag = _MORE if start + self._chunk < len(data) else _LAST
             self._wait(lambda timeout: self.outbox.send(flag + part, timeout=timeout), "read its messages")
 
+    def _receive_within(self, timeout: float) -> bytes:
+        """The next queue message (polling briefly first: see receive_waiting); BusyError if none."""
+        message = receive_waiting(self.inbox, timeout)
+        if message is None:
+            raise posix_ipc.BusyError(f"{self.peer}: nothing within {timeout:g} s")
+        return message
+
     def receive(self) -> bytes:
         parts = []
         while True:
-            message, _priority = self._wait(lambda timeout: self.inbox.receive(timeout=timeout), "answer")
+            message = self._wait(self._receive_within, "answer")
             parts.append(message[1:])
             if message[:1] != _MORE:
                 return b"".join(parts)

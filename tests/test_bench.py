@@ -67,8 +67,9 @@ def test_breakdown_has_every_component(document: dict) -> None:
 
 def test_roundtrip_in_one_and_in_two_processes(document: dict) -> None:
     r = document["results"]["roundtrip"]
-    assert {"in_process", "split_process", "split_process_same_cpu", "split_process_spin"} >= set(r) >= {
-        "in_process", "split_process", "split_process_spin"}
+    assert {"in_process", "split_process", "split_process_same_cpu", "split_process_asleep",
+            "split_process_spin"} >= set(r) >= {"in_process", "split_process", "split_process_asleep",
+                                                "split_process_spin"}
     for mode in r.values():
         assert mode["messages"] == 300
         assert _positive(mode["median_us"]["median"]) and mode["p95_us"]["median"] >= mode["median_us"]["median"]

@@ -294,3 +294,38 @@ def test_undecodable_records_are_dropped_and_counted(registry):
         link.feedback.send(b"junk")
         assert server.receive() is None
         assert server.dropped == 1
+
+
+def _send_later(queue_name: str, message: ActionMessage, delay_s: float) -> subprocess.Popen:
+    """Another process that sends ``message`` on the queue after ``delay_s``."""
+    code = textwrap.dedent(f"""
+        import time, posix_ipc
+        queue = posix_ipc.MessageQueue({queue_name!r})
+        time.sleep({delay_s})
+        queue.send({message.encode()!r})
+    """)
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def test_a_wait_polls_then_sleeps_until_the_message_comes_and_gives_up_at_its_timeout(registry):
+    with RunQueues(registry) as rq:
+        link = ActorLink(rq)
+        plugin, server = link.plugin_endpoint(), link.server_endpoint()
+        action = ActionMessage(ActorState.MOVEMENT, "walk", 1.2, Pose(1.0, 2.0), 5)
+        server.send(action)
+        assert plugin.wait(1.0) == action  # already there: found by the first poll
+        sender = _send_later(link.action_name, action, 0.3)  # long after the polling ends
+        try:
+            start = time.perf_counter()
+            assert plugin.wait(30.0) == action
+            assert 0.2 < time.perf_counter() - start < 10.0
+        finally:
+            sender.wait(10)
+        start = time.perf_counter()
+        assert plugin.wait(0.05) is None  # nothing comes: None after the timeout
+        assert 0.05 <= time.perf_counter() - start < 1.0
+        assert plugin.wait(0.0001, spin_s=0.001) is None  # a timeout within the polling
+        assert link.actions.block is False  # the handle's mode is as it was
+        link.actions.send(b"junk")
+        server.send(action)
+        assert plugin.wait(1.0) == action and plugin.dropped == 1  # undecodable: skipped

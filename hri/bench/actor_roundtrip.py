@@ -7,15 +7,19 @@ use the run's own code (:class:`hri.actor.queues.ActorLink` and its endpoints) o
 by :class:`hri.mqueue.RunQueues`.
 
 * ``in_process``: both ends in this process, one after the other (the simulation's mode today).
-* ``split_process``: the plugin's end in a child process blocked on its action queue; the
-  server waits for the answer on a blocking handle of the feedback queue (a timed receive, so
-  a dead child cannot hang the benchmark). This includes two wake-ups of a sleeping process:
-  where the scheduler puts the two processes matters (on an idle virtual machine a wake-up
-  on another, halted CPU costs tens of µs), so the figure of one run can be bimodal.
-* ``split_process_same_cpu``: the same with both processes pinned to one CPU (Linux), where a
-  wake-up is a plain context switch.
-* ``split_process_spin``: the same, but both ends poll their queue without sleeping (each
-  burns a CPU while it waits): the floor of a two-process design, without wake-up latency.
+* ``split_process``: the plugin's end in a child process; each end waits for the other's
+  message with the endpoints' ``wait`` (:func:`hri.mqueue.receive_waiting`): polling for up
+  to ``hri.mqueue.SPIN_S`` (200 µs), then asleep in a blocking receive (timed, so a dead
+  child cannot hang the benchmark). An answer that comes while the waiting end still polls
+  costs no wake-up.
+* ``split_process_same_cpu``: the same with both processes pinned to one CPU (Linux); the
+  polling end yields the CPU to its peer between polls.
+* ``split_process_asleep``: the same without polling: each wait sleeps at once, so a round
+  trip includes two wake-ups of a sleeping process. Where the scheduler puts the two
+  processes matters (on an idle virtual machine a wake-up on another, halted CPU costs tens
+  of µs), so the figure of one run can be bimodal.
+* ``split_process_spin``: both ends poll for the whole wait (each burns a CPU while it
+  waits): the floor of a two-process design.
 """
 
 from __future__ import annotations
@@ -29,15 +33,16 @@ import numpy as np
 import posix_ipc
 
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
-from hri.actor.queues import ActorLink, PluginEndpoint
+from hri.actor.queues import ActorLink, PluginEndpoint, ServerEndpoint
 from hri.bench.common import BenchSettings, Say, child_context, summary
 from hri.errors import HriError
 from hri.geometry import Pose
-from hri.mqueue import RunQueues
+from hri.mqueue import SPIN_S, RunQueues
 
 STOP_NAME = "__bench_stop__"  # the action that ends the child's echo loop
 WARMUP = 200                  # round trips not counted (first touches, the child starting)
 TIMEOUT_S = 30.0              # the child may still be starting when the first action is sent
+POLL_S = 0.5                  # wall seconds a wait lasts before the other side is checked on
 
 
 def _action(sequence: int) -> ActionMessage:
@@ -66,19 +71,21 @@ def in_process(link: ActorLink, messages: int) -> list[int]:
     return samples
 
 
-def echo_plugin(action_name: str, feedback_name: str, spin: bool = False, cpu: int | None = None) -> None:
-    """The plugin's end in a child process: answer each action; wait for the next asleep
-    (blocking receive) or, with ``spin``, polling; on CPU ``cpu`` alone if given."""
+def echo_plugin(action_name: str, feedback_name: str, spin_s: float, cpu: int | None = None) -> None:
+    """The plugin's end in a child process: answer each action, waiting for the next with the
+    endpoint's ``wait`` (polling for ``spin_s``, then asleep); on CPU ``cpu`` alone if given."""
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
     actions = posix_ipc.MessageQueue(action_name)  # our own handles
     feedback = posix_ipc.MessageQueue(feedback_name)
-    actions.block = not spin  # non-blocking: receive() returns None at once when empty
+    actions.block = feedback.block = False
     endpoint = PluginEndpoint(actions, feedback)
     try:
         while True:
-            message = endpoint.receive()
+            message = endpoint.wait(POLL_S, spin_s)
             if message is None:
+                if os.getppid() == 1:  # the benchmark is gone
+                    return
                 continue
             if message.animation_name == STOP_NAME:
                 return
@@ -88,58 +95,35 @@ def echo_plugin(action_name: str, feedback_name: str, spin: bool = False, cpu: i
         feedback.close()
 
 
-def _spin_for_answer(feedback: Any, child: Any) -> bytes:
-    """The next feedback record, polling a non-blocking handle; an error if the child died."""
-    polls = 0
+def _await_answer(server: ServerEndpoint, spin_s: float, child: Any) -> FeedbackMessage:
+    """The next feedback; an error if the child died or stays silent for ``TIMEOUT_S``."""
     deadline = time.monotonic() + TIMEOUT_S
-    while True:
-        try:
-            return feedback.receive()[0]
-        except posix_ipc.BusyError:
-            polls += 1
-            if polls % 100_000 == 0 and (not child.is_alive() or time.monotonic() > deadline):
-                why = "died" if not child.is_alive() else f"did not answer in {TIMEOUT_S:g} s"
-                raise HriError(f"bench: the actor plugin's child process {why}") from None
+    while (reply := server.wait(POLL_S, spin_s)) is None:
+        if not child.is_alive() or time.monotonic() > deadline:
+            why = "died" if not child.is_alive() else f"did not answer in {TIMEOUT_S:g} s"
+            raise HriError(f"bench: the actor plugin's child process {why}")
+    return reply
 
 
-def _await_answer(feedback: Any, child: Any) -> bytes:
-    """The next feedback record; an error if the child died or stays silent for TIMEOUT_S."""
-    try:
-        return feedback.receive(0.5)[0]  # the first try answers every round trip but the first
-    except posix_ipc.BusyError:
-        pass
-    waited = 0.5
-    while child.is_alive() and waited < TIMEOUT_S:
-        try:
-            return feedback.receive(0.5)[0]
-        except posix_ipc.BusyError:
-            waited += 0.5
-    why = "died" if not child.is_alive() else f"did not answer in {TIMEOUT_S:g} s"
-    raise HriError(f"bench: the actor plugin's child process {why}")
-
-
-def split_process(link: ActorLink, messages: int, spin: bool = False, same_cpu: bool = False) -> list[int]:
-    """Round-trip times in ns, the plugin's end in a child process (both ends polling with
-    ``spin``; both on one CPU with ``same_cpu``)."""
+def split_process(link: ActorLink, messages: int, spin_s: float = SPIN_S, same_cpu: bool = False) -> list[int]:
+    """Round-trip times in ns, the plugin's end in a child process, both ends waiting with
+    ``wait`` (polling for ``spin_s``, then asleep); both on one CPU with ``same_cpu``."""
     cpu = min(os.sched_getaffinity(0)) if same_cpu else None
-    child = child_context().Process(target=echo_plugin, args=(link.action_name, link.feedback_name, spin, cpu),
+    child = child_context().Process(target=echo_plugin, args=(link.action_name, link.feedback_name, spin_s, cpu),
                                     daemon=True)
     child.start()
     if cpu is None:
-        return _server_side(link, messages, spin, child)
+        return _server_side(link, messages, spin_s, child)
     allowed = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {cpu})
     try:
-        return _server_side(link, messages, spin, child)
+        return _server_side(link, messages, spin_s, child)
     finally:
         os.sched_setaffinity(0, allowed)
 
 
-def _server_side(link: ActorLink, messages: int, spin: bool, child: Any) -> list[int]:
+def _server_side(link: ActorLink, messages: int, spin_s: float, child: Any) -> list[int]:
     """Send, await the answer, time it; stop and reap the child at the end."""
-    feedback = posix_ipc.MessageQueue(link.feedback_name)  # our own handle: blocking unless spinning
-    feedback.block = not spin
-    answer = _spin_for_answer if spin else _await_answer
     server = link.server_endpoint()
     clock = time.perf_counter_ns
     samples = []
@@ -147,7 +131,7 @@ def _server_side(link: ActorLink, messages: int, spin: bool, child: Any) -> list
         for i in range(WARMUP + messages):
             start = clock()
             server.send(_action(i + 1))
-            reply = FeedbackMessage.decode(answer(feedback, child))
+            reply = _await_answer(server, spin_s, child)
             end = clock()
             if reply.sequence != i + 1:
                 raise HriError("bench: the split-process round trip lost a message")
@@ -159,7 +143,6 @@ def _server_side(link: ActorLink, messages: int, spin: bool, child: Any) -> list
         if child.is_alive():
             child.terminate()  # our own child, by its handle
             child.join(5.0)
-        feedback.close()
     return samples
 
 
@@ -171,7 +154,8 @@ def _figures(samples_ns: list[int]) -> dict[str, float]:
 def run(settings: BenchSettings, say: Say) -> dict[str, Any]:
     modes = {"in_process": in_process, "split_process": split_process,
              "split_process_same_cpu": partial(split_process, same_cpu=True),
-             "split_process_spin": partial(split_process, spin=True)}
+             "split_process_asleep": partial(split_process, spin_s=0.0),
+             "split_process_spin": partial(split_process, spin_s=TIMEOUT_S)}
     if not hasattr(os, "sched_setaffinity"):  # not Linux
         del modes["split_process_same_cpu"]
     per_mode: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
