@@ -119,6 +119,7 @@ class ActorPlugin:
         self._clip_time = 0.0
         self._clip_speed = 1.0
         self._pelvis = np.zeros(3)
+        self._pose_cache: tuple | None = None  # (pelvis, heading, Pose) of the last pose asked
         self._idle_target: BodyPose | None = None
         self._blend_elapsed = 0.0
         self._segment = -1
@@ -131,10 +132,15 @@ class ActorPlugin:
 
     @property
     def pose(self) -> Pose:
-        """The person's pose: pelvis position and heading (yaw-only quaternion)."""
-        h = self._heading
-        return Pose(float(self._pelvis[0]), float(self._pelvis[1]), float(self._pelvis[2]),
-                    0.0, 0.0, math.sin(h / 2.0), math.cos(h / 2.0))
+        """The person's pose: pelvis position and heading (yaw-only quaternion); made once per
+        posing and heading (the safety monitor and the trees ask many times in between)."""
+        pelvis, h = self._pelvis, self._heading
+        cached = self._pose_cache
+        if cached is None or cached[0] is not pelvis or cached[1] != h:
+            pose = Pose(float(pelvis[0]), float(pelvis[1]), float(pelvis[2]), 0.0, 0.0, math.sin(h / 2.0),
+                        math.cos(h / 2.0))
+            self._pose_cache = cached = (pelvis, h, pose)
+        return cached[2]
 
     def pose_at(self, t: float) -> Pose:
         """Where the pelvis is at simulated time ``t`` (at or after the last step), without
