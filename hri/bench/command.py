@@ -28,7 +28,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     bench.add_argument("--seed", type=int, default=0, help="seed of the benchmarked runs (default 0)")
     bench.add_argument("--messages", type=int, default=5000, metavar="N",
                        help="actor round trips per run and mode (default 5000)")
-    bench.add_argument("--batch-runs", type=int, default=4, metavar="N", help="runs per batch measurement (default 4)")
+    bench.add_argument("--batch-runs", type=int, default=8, metavar="N", help="runs per batch measurement (default 8)")
     bench.add_argument("--batch-workers", type=int, metavar="N",
                        help="'all workers' of the batch figure (default: the number of CPUs)")
     bench.add_argument("--memory-duration", type=float, default=600.0, metavar="S",

@@ -32,7 +32,7 @@ class BenchSettings:
     repeat: int = 3                   # medians over this many runs
     seed: int = 0                     # the same workload in every repeat: only timing varies
     messages: int = 5000              # actor round trips per repeat and mode
-    batch_runs: int = 4               # runs per batch measurement
+    batch_runs: int = 8               # runs per batch measurement (4 weigh worker start-up too much)
     batch_workers: int | None = None  # "all workers": None is os.cpu_count()
     memory_duration_s: float = 600.0  # simulated seconds of the memory-growth run
     safety_hours: float = 100.0       # simulated hours of the safety benchmark, across the scenarios
