@@ -74,10 +74,12 @@ def receive_waiting(queue: posix_ipc.MessageQueue, timeout_s: float | None,
     microseconds when the scheduler has halted the other CPU. Yielding lets a peer on the
     same CPU run. The queue handle's blocking mode is restored.
     """
+    polling = spin_s if timeout_s is None else min(spin_s, timeout_s)
+    asleep = None if timeout_s is None else timeout_s - polling
     was_blocking = queue.block
     queue.block = False
     try:
-        deadline = time.perf_counter() + min(spin_s, timeout_s if timeout_s is not None else spin_s)
+        deadline = time.perf_counter() + polling
         while True:
             try:
                 return queue.receive()[0]
@@ -85,11 +87,11 @@ def receive_waiting(queue: posix_ipc.MessageQueue, timeout_s: float | None,
                 if time.perf_counter() >= deadline:
                     break
             os.sched_yield()
-        if timeout_s is not None and timeout_s <= spin_s:
+        if asleep is not None and asleep <= 0.0:
             return None
         queue.block = True
         try:
-            return queue.receive(None if timeout_s is None else timeout_s - spin_s)[0]
+            return queue.receive(asleep)[0]
         except posix_ipc.BusyError:
             return None
     finally:
