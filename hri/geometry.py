@@ -94,6 +94,8 @@ class Area:
             raise ValueError("the area's polygon is empty")
         shapely.prepare(self.polygon)
         self._bounds = self.polygon.bounds
+        self._edges = self.polygon.boundary
+        shapely.prepare(self._edges)
         self._triangles = list(shapely.constrained_delaunay_triangles(self.polygon).geoms)
         weights = np.array([t.area for t in self._triangles])
         self._cumulative = np.cumsum(weights / weights.sum())
@@ -105,6 +107,10 @@ class Area:
         if x < x0 or x > x1 or y < y0 or y > y1:
             return False  # outside the bounding box: no need to ask shapely
         return bool(shapely.intersects_xy(self.polygon, x, y))
+
+    def edge_distance(self, x: float, y: float) -> float:
+        """How far the point is from the area's border (from inside or outside)."""
+        return float(shapely.distance(self._edges, shapely.Point(x, y)))
 
     def sample(self, rng: np.random.Generator) -> tuple[float, float]:
         index = int(np.searchsorted(self._cumulative, rng.random(), side="right"))

@@ -46,6 +46,7 @@ class Part:
     placed_at: float | None = None  # simulated time it was last put down
     surface: str = "floor"  # what it stands on (for a stack: what the stack stands on)
     riding: "Ride | None" = None  # on a belt: moved with it every physics step
+    followed: object = None  # the holder's frame the part was last put at
 
 
 @dataclass
@@ -274,7 +275,7 @@ class PartManager:
         inverse = p.invertTransform(position, orientation)
         part_pos, part_orn = p.getBasePositionAndOrientation(part.body_id, physicsClientId=self.client)
         part.grip_offset = p.multiplyTransforms(*inverse, part_pos, part_orn)
-        part.holder, part.riding = holder, None
+        part.holder, part.riding, part.followed = holder, None, None
         p.changeDynamics(part.body_id, -1, mass=0.0, physicsClientId=self.client)  # kinematic while carried
         self.refill()
 
@@ -283,7 +284,10 @@ class PartManager:
             tool = self.robot.tool_pose()
             frame = (tool.position, tool.orientation)
         else:
-            frame = self._hand_pose()
+            frame = self._hand_pose()  # the same object until the person is posed again
+            if frame is part.followed:
+                return
+            part.followed = frame
         position, orientation = p.multiplyTransforms(*frame, *part.grip_offset)
         p.resetBasePositionAndOrientation(part.body_id, position, orientation, physicsClientId=self.client)
 

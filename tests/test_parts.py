@@ -108,3 +108,25 @@ def test_a_part_picked_off_the_belt_stops_riding(scene):
     step(scene, 24)  # the tool stands still: so does the part it holds
     assert np.array(scene.parts.position(part)) == pytest.approx(held_at, abs=1e-6)
     assert part.riding is None
+
+
+def test_a_part_in_the_persons_hand_follows_each_new_hand_pose_and_a_regrasp_takes_it_to_the_hand(scene):
+    """The hand's frame is one object per posing: a part is moved only when it changes, and a
+    part grasped again within the same posing still goes to the hand."""
+    part = scene.parts.parts[0]
+    x, y, z = scene.parts.position(part)
+    hand = {"frame": ((x, y, z + 0.02), (0.0, 0.0, 0.0, 1.0))}
+    scene.parts.connect(scene.robot, scene.parts.person_body, lambda: Pose(x, y, 1.0),
+                        lambda: hand["frame"], lambda: 0.0)
+    assert scene.parts.person_grab(None)
+    step(scene, 1)
+    assert scene.parts.position(part) == pytest.approx(hand["frame"][0], abs=1e-6)
+    hand["frame"] = ((x + 0.1, y, z + 0.3), (0.0, 0.0, 0.0, 1.0))  # the person was posed again
+    step(scene, 2)
+    assert scene.parts.position(part) == pytest.approx(hand["frame"][0], abs=1e-6)
+    scene.parts.person_release()
+    p.resetBasePositionAndOrientation(part.body_id, (x + 0.15, y, z + 0.3), (0.0, 0.0, 0.0, 1.0),
+                                      physicsClientId=scene.client)
+    assert scene.parts.person_grab(None)  # the same hand frame as before the release
+    step(scene, 1)
+    assert scene.parts.position(part) == pytest.approx(hand["frame"][0], abs=1e-6)

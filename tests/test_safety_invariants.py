@@ -14,7 +14,7 @@ from hri.actor.animation import ClipLibrary
 from hri.actor.body import HumanoidBody
 from hri.errors import SafetyViolation
 from hri.geometry import Area, Pose
-from hri.monitor import SafetyLimits, SafetyMonitor
+from hri.monitor import SafetyLimits, SafetyMonitor, ZoneTracker, zone_of
 from hri.robot.arm import RobotArm, RobotConfig
 from hri.stats import EventLog, RunStats
 from test_cli import hri
@@ -32,6 +32,23 @@ def world():
     yield client, robot, person
     robot.close()
     p.disconnect(client)
+
+
+def test_the_zone_tracker_decides_as_zone_of_on_every_point_of_a_walk_across_the_borders():
+    """It re-decides only when the point leaves a disc that no border crosses: a walk in
+    millimetre steps, in and out of both zones and along a border, must never see it disagree."""
+    rng = np.random.default_rng(5)
+    tracker = ZoneTracker(ZONES)
+    xy = np.array([5.0, 4.0])
+    walk = [xy.copy()]
+    for target in [(2.0, 1.0), (3.5, 2.5), (3.0, 1.0), (3.0, 2.5), (-1.0, 1.5), (4.0, 1.5), (5.0, 4.0)]:
+        while np.linalg.norm(target - xy) > 0.004:
+            xy = xy + 0.004 * (target - xy) / np.linalg.norm(target - xy) + rng.normal(0.0, 0.0005, 2)
+            walk.append(xy.copy())
+    walk += [np.array(corner, float) for corner in [(3.0, 2.0), (3.0, 0.5), (4.0, 3.0), (2.0, 2.0)]]  # on borders
+    decided = [tracker.at(float(x), float(y)) for x, y in walk]
+    assert decided == [zone_of(ZONES, float(x), float(y)) for x, y in walk]
+    assert {"safe", "warning", "stop"} <= set(decided)
 
 
 def _monitor(world, strict: bool = False) -> SafetyMonitor:

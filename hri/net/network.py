@@ -84,6 +84,7 @@ class LocalEndpoint:
                      on_time: Callable[[float], None] | None = None) -> None:
         """Call ``on_frames()`` after each delivery and ``on_time(now)`` after each advance."""
         self._on_frames, self._on_time = on_frames, on_time
+        self.network.timed(self, on_time is not None)
 
     def send(self, frame: Frame) -> None:
         if self.closed:
@@ -154,6 +155,7 @@ class Network:
         self._endpoints: dict[int, LocalEndpoint] = {}
         self._links: dict[tuple[str, str], Link] = {}
         self._waiting_streams: dict[tuple, _Delivery] = {}
+        self._timed: list[LocalEndpoint] = []  # the endpoints told the time after each advance, by id
 
     @property
     def now(self) -> float:
@@ -165,6 +167,12 @@ class Network:
         endpoint = LocalEndpoint(self, endpoint_id, name, inbox_size or self.inbox_size)
         self._endpoints[endpoint_id] = endpoint
         return endpoint
+
+    def timed(self, endpoint: LocalEndpoint, told: bool) -> None:
+        """Tell ``endpoint`` the time after each advance, or stop telling it (most endpoints
+        only serve: they are not asked every physics step)."""
+        timed = [e for e in self._timed if e is not endpoint] + ([endpoint] if told else [])
+        self._timed = sorted(timed, key=lambda e: e.id)
 
     def link(self, channel: str, direction: str) -> Link:
         key = (channel, direction)
@@ -228,7 +236,7 @@ class Network:
                                "services answering each other without delay?")
         self._now = max(self._now, now)
         self._prune_waiting()
-        for endpoint in list(self._endpoints.values()):
+        for endpoint in tuple(self._timed):
             endpoint.tick(self._now)
         return delivered
 
