@@ -118,8 +118,9 @@ class ActorPlugin:
         self._clip = None
         self._clip_time = 0.0
         self._clip_speed = 1.0
-        self._pelvis = np.zeros(3)
-        self._pose_cache: tuple | None = None  # (pelvis, heading, Pose) of the last pose asked
+        self._posed: tuple = (np.zeros(3), 0.0, 0.0, 0.0)  # pelvis, and the x, y, heading it was posed at
+        self._pose_cache: tuple | None = None  # (posed, Pose) of the last pose asked
+        self._previewing = False
         self._idle_target: BodyPose | None = None
         self._blend_elapsed = 0.0
         self._segment = -1
@@ -134,13 +135,14 @@ class ActorPlugin:
     def pose(self) -> Pose:
         """The person's pose: pelvis position and heading (yaw-only quaternion); made once per
         posing and heading (the safety monitor and the trees ask many times in between)."""
-        pelvis, h = self._pelvis, self._heading
+        posed = self._posed
         cached = self._pose_cache
-        if cached is None or cached[0] is not pelvis or cached[1] != h:
+        if cached is None or cached[0] is not posed:
+            pelvis, h = posed[0], posed[3]
             pose = Pose(float(pelvis[0]), float(pelvis[1]), float(pelvis[2]), 0.0, 0.0, math.sin(h / 2.0),
                         math.cos(h / 2.0))
-            self._pose_cache = cached = (pelvis, h, pose)
-        return cached[2]
+            self._pose_cache = cached = (posed, pose)
+        return cached[1]
 
     def pose_at(self, t: float) -> Pose:
         """Where the pelvis is at simulated time ``t`` (at or after the last step), without
@@ -154,9 +156,9 @@ class ActorPlugin:
         walked = min(m.distance, max(0.0, min(self._move_elapsed + t - self._state_time, ends[1]) - ends[0]) * m.speed)
         x = m.start_xy[0] + walked * m.direction[0]
         y = m.start_xy[1] + walked * m.direction[1]
-        h = self._heading
-        return Pose(float(self._pelvis[0] + x - self._xy[0]), float(self._pelvis[1] + y - self._xy[1]),
-                    float(self._pelvis[2]), 0.0, 0.0, math.sin(h / 2.0), math.cos(h / 2.0))
+        pelvis, posed_x, posed_y, h = self._posed
+        return Pose(float(pelvis[0] + x - posed_x), float(pelvis[1] + y - posed_y),
+                    float(pelvis[2]), 0.0, 0.0, math.sin(h / 2.0), math.cos(h / 2.0))
 
     @property
     def progress(self) -> float:
@@ -183,7 +185,7 @@ class ActorPlugin:
         messages = []
         while (message := self.endpoint.receive()) is not None:
             messages.append(message)
-        gap = sim_time - self._state_time if sim_time > self._state_time + 1e-12 else 0.0
+        gap = self._gap(sim_time)
         if messages:
             if gap:
                 self._advance(gap)
@@ -196,6 +198,30 @@ class ActorPlugin:
         self._apply()
         if self.state in (ActorState.MOVEMENT, ActorState.ANIMATION):
             self._feedback()
+
+    def preview(self, sim_time: float, dt: float) -> None:
+        """Pose the body as :meth:`step` would at ``sim_time``, without acting: no action is
+        read, no feedback sent, and the person's state stays where the last step left it.
+
+        For the safety monitor, which needs the body where it is at a query between steps:
+        when it asks must not change what the person does (a step there would read actions
+        and end activities on the query's step instead of the person's own).
+        """
+        if self.state == ActorState.SETUP:
+            return
+        kept = self.__dict__.copy()
+        self._previewing = True
+        try:
+            self._advance(self._gap(sim_time) + dt)
+            self._apply()
+        finally:
+            posed = self._posed
+            self.__dict__.update(kept)
+            self._posed = posed  # the body is where the preview put it
+
+    def _gap(self, sim_time: float) -> float:
+        """How far the person's state is behind ``sim_time`` (it is not stepped every physics step)."""
+        return sim_time - self._state_time if sim_time > self._state_time + 1e-12 else 0.0
 
     def _advance(self, dt: float) -> None:
         if self.state == ActorState.MOVEMENT:
@@ -218,6 +244,8 @@ class ActorPlugin:
         self._feedback()
 
     def _feedback(self) -> None:
+        if self._previewing:
+            return
         self.endpoint.send(FeedbackMessage(self.state, float(self._progress), self.pose,
                                            self._sequence, float(self._time)))
 
@@ -388,6 +416,6 @@ class ActorPlugin:
         self._shown = target
 
     def _apply(self) -> None:
-        position, _ = self._body.apply(self._shown, float(self._xy[0]), float(self._xy[1]),
-                                       self._heading)
-        self._pelvis = position
+        x, y, heading = float(self._xy[0]), float(self._xy[1]), self._heading
+        position, _ = self._body.apply(self._shown, x, y, heading)
+        self._posed = (position, x, y, heading)

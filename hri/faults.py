@@ -111,6 +111,7 @@ class FaultInjector:
 
 def _actor_hang(sim: "Simulation", fault: Fault) -> None:
     sim.plugin.step = lambda t, dt: None  # the plugin neither reads nor answers any more
+    sim.plugin.preview = lambda t, dt: None  # nor moves the body
 
 
 def _send(queue: posix_ipc.MessageQueue, data: bytes, times: int = 1) -> None:

@@ -25,9 +25,12 @@ of the person. The floor is the run's smallest separation so far (at most ``EXAC
 least ``CONTACT_M``), so every separation below both the minimum so far and ``EXACT_M`` is
 measured: ``min_separation_m`` is exact whenever it is below ``EXACT_M`` (as if the distance
 were queried every step), and every step with the two closer than ``CONTACT_M`` is queried,
-so no interpenetration goes uncounted. Queries happen on steps where the person was posed;
-the simulation poses the person whenever one is due (:meth:`SafetyMonitor.separation_due`).
-The trajectory's separation column is the newest query's figure.
+so no interpenetration goes uncounted. Queries happen on steps where the person was posed:
+on the person's own steps, a query due before the next one is taken at once (earlier is as
+safe); between them the simulation poses the body for a due query without the person acting
+(:meth:`SafetyMonitor.separation_due`, ``ActorPlugin.preview``), so when the monitor asks
+never changes what the person does. The trajectory's separation column is the newest
+query's figure.
 
 The robot's speed is checked every step while the person is in the warning or stop zone (the
 safety limits), from the measured joint speeds; the fastest point's speed (a costlier query)
@@ -257,8 +260,8 @@ class SafetyMonitor:
         """A separation query is due at time ``t`` (the person must be posed for it)."""
         return t >= self.next_separation_t - 1e-12
 
-    def _update_separation(self, posed: bool) -> None:
-        if not posed or not self.separation_due(self.now):
+    def _update_separation(self, posed: bool, ahead_s: float) -> None:
+        if not posed or not self.separation_due(self.now + ahead_s):
             return
         closest = None
         if math.isfinite(self.last_separation):  # first only the link pairs that can be closest now
@@ -292,9 +295,11 @@ class SafetyMonitor:
         return {"t": t, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
                 "at": [round(v, 4) for v in pt[5]]}
 
-    def step(self, t: float, person: Pose, posed: bool = True) -> None:
+    def step(self, t: float, person: Pose, posed: bool = True, ahead_s: float = 0.0) -> None:
         """After a physics step at time ``t``: ``person`` is the pelvis pose now; ``posed``: the
-        body was animated in this step (the separation is measured on such steps)."""
+        body was animated in this step (the separation is measured on such steps); ``ahead_s``:
+        a query due within this time is taken now (earlier is as safe: the next is scheduled
+        from it), because the body is posed now anyway and would have to be posed for it later."""
         self.now = t
         self.steps += 1
         if self.last_xy != (person.x, person.y):
@@ -313,4 +318,4 @@ class SafetyMonitor:
             self._check_speed(t, zone)
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(person.x, person.y)
-        self._update_separation(posed)
+        self._update_separation(posed, ahead_s)

@@ -46,6 +46,7 @@ from hri.world import build_static_scene, build_world, draw_zones
 
 TRAJECTORY_PERIOD_S = 0.1  # trajectory.csv: one row per 0.1 simulated seconds
 SETUP_ROUNDS = 3  # zero-time exchanges at set-up: discovery, subscriptions, their answers
+STEP, PREVIEW = "step", "preview"  # what the person's plugin does in a physics step (Simulation._person_due)
 
 
 class Observer(Protocol):
@@ -237,31 +238,41 @@ class Simulation:
             self._tick_trees()
         else:
             self.network.advance(t)  # what a channel's latency delivers between ticks
-        posed = self._person_due()
-        if posed:
+        animation = self._person_due()
+        if animation == STEP:
             self.plugin.step(t, self.dt)
             self.server.poll(t)
+        elif animation == PREVIEW:
+            self.plugin.preview(t, self.dt)
+        posed = bool(animation)
         self.robot.step(self.dt)
         self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
         self.step_count += 1
         person = self._person_now(posed)
-        self.monitor.step(self.now(), person, posed)
+        self.monitor.step(self.now(), person, posed, self._query_ahead_s(animation))
         self._record_trajectory(person)
         for observer in self.observers:
             observer.after_step(self)
+
+    def _query_ahead_s(self, animation: str) -> float:
+        """After the person's own step, the monitor takes a separation query due before the next
+        one at once: the body is posed now, and a preview for the query would cost more."""
+        return (self.person_every - 1) * self.dt if animation == STEP else 0.0
 
     def _person_now(self, posed: bool) -> Pose:
         """The pelvis pose after this step: as posed, or followed along the walk."""
         return self.plugin.pose if posed else self.plugin.pose_at(self.now())
 
-    def _person_due(self) -> bool:
-        """The person is animated at ``simulation.person_rate_hz``, and on every step after which
-        the safety monitor queries the separation (near the robot, every step); in between, the
-        monitor follows the pelvis along the walk (``ActorPlugin.pose_at``). The same with a
-        view: a view never changes a run."""
-        return (self.step_count % self.person_every == 0
-                or self.monitor.separation_due((self.step_count + 1) * self.dt))
+    def _person_due(self) -> str:
+        """``STEP``: the person acts and is animated, at ``simulation.person_rate_hz``;
+        ``PREVIEW``: the body is only posed where it is, for the safety monitor's separation
+        query after this step (near the robot, every step), which must not change what the
+        person does; ``""``: neither, and the monitor follows the pelvis along the walk
+        (``ActorPlugin.pose_at``). The same with a view: a view never changes a run."""
+        if self.step_count % self.person_every == 0:
+            return STEP
+        return PREVIEW if self.monitor.separation_due((self.step_count + 1) * self.dt) else ""
 
     def _record_trajectory(self, person) -> None:
         """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""

@@ -352,3 +352,49 @@ def test_the_plugin_walks_the_route_leg_by_leg(client, clips):
     progress = [f.progress for f in action_feedback(runner.endpoint, 3)]
     assert all(b >= a for a, b in zip(progress, progress[1:])) and progress[-1] == 1.0
     assert any(f.state == ActorState.IDLE for f in action_feedback(runner.endpoint, 3)[-1:])
+
+
+def _body_state(plugin: ActorPlugin, client: int) -> tuple:
+    position, orientation = pybullet.getBasePositionAndOrientation(plugin.body_id, physicsClientId=client)
+    joints = pybullet.getJointStatesMultiDof(plugin.body_id, list(range(pybullet.getNumJoints(
+        plugin.body_id, physicsClientId=client))), physicsClientId=client)
+    return tuple(position), tuple(orientation), tuple(tuple(j[0]) for j in joints)
+
+
+def test_a_preview_poses_the_body_as_a_step_would_and_changes_nothing_the_person_does(client, clips):
+    """The safety monitor has the person posed between the person's own steps: when it does
+    must not change the walk, the clip or the feedback (a step there would read actions, end
+    activities and start blends on the monitor's schedule)."""
+    every = 12  # the person's own steps: 20 Hz at 240 Hz physics
+    walk = ActionMessage(ActorState.MOVEMENT, "walk", 0.0, Pose.from_xy_yaw(3.0, 1.2, 2.0), 1)
+    grab = ActionMessage(ActorState.ANIMATION, "low_grab", 1.0, Pose(), 2)
+    previews = [k for k in range(1, 2200) if k % every in (5, 11) or 300 <= k < 340 and k % every]
+    probes = {301: None, 1109: None}  # a step instead of the preview (walking, grabbing): where the body must be
+    plain, previewed = Runner(client, clips), Runner(client, clips)
+    runners = [plain, previewed] + [Runner(client, clips) for _ in probes]
+    for runner in runners:
+        runner.send(walk)
+    for k in range(1, 2200):
+        t = k * DT
+        if k % every == 0:
+            walked = plain.plugin.state == ActorState.IDLE and plain.endpoint.feedback[-1].sequence == walk.sequence
+            if walked and plain.plugin.progress == 1.0:
+                for runner in runners:
+                    runner.send(grab)
+            for runner in runners:
+                runner.plugin.step(t, DT)
+            assert _body_state(previewed.plugin, client) == _body_state(plain.plugin, client)
+            assert previewed.plugin.pose == plain.plugin.pose
+        elif k in previews:
+            previewed.plugin.preview(t, DT)
+            for probe, at in zip(runners[2:], probes):
+                if k == at:
+                    probe.plugin.step(t, DT)
+                    probes[at] = _body_state(probe.plugin, client)
+                    assert probe.plugin.state == (ActorState.MOVEMENT if at < 600 else ActorState.ANIMATION)
+            if k in probes:
+                assert _body_state(previewed.plugin, client) == probes[k]
+    assert previewed.endpoint.feedback == plain.endpoint.feedback
+    states = [m.state for m in plain.endpoint.feedback]
+    assert ActorState.MOVEMENT in states and ActorState.ANIMATION in states and states[-1] == ActorState.IDLE
+    assert None not in probes.values()

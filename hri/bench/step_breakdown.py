@@ -102,6 +102,8 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
     Observers are not called (the benchmarks run headless, without any). Keep in step with
     ``Simulation.step``: ``test_instrumented_step_is_the_real_step`` fails when they differ.
     """
+    from hri.sim import PREVIEW, STEP
+
     push, pop = timer.push, timer.pop
     t = sim.now()
     if sim.step_count % sim.tree_every == 0:
@@ -110,14 +112,19 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
         pop()
     else:
         sim.network.advance(t)
-    posed = sim._person_due()
-    if posed:
+    animation = sim._person_due()
+    if animation == STEP:
         push("actor_animation")
         sim.plugin.step(t, sim.dt)
         pop()
         push("actor_messages")
         sim.server.poll(t)
         pop()
+    elif animation == PREVIEW:
+        push("actor_animation")
+        sim.plugin.preview(t, sim.dt)
+        pop()
+    posed = bool(animation)
     push("robot")
     sim.robot.step(sim.dt)
     pop()
@@ -134,7 +141,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
     person = sim._person_now(posed)
     pop()
     push("monitor")
-    sim.monitor.step(sim.now(), person, posed)
+    sim.monitor.step(sim.now(), person, posed, sim._query_ahead_s(animation))
     pop()
     push("statistics")
     sim._record_trajectory(person)
