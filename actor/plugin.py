@@ -133,8 +133,9 @@ class ActorPlugin:
 
     @property
     def pose(self) -> Pose:
-        """The person's pose: pelvis position and heading (yaw-only quaternion); made once per
-        posing and heading (the safety monitor and the trees ask many times in between)."""
+        """The person's pose: pelvis position and heading (yaw-only quaternion) where the body
+        was last posed (by a step or a preview); made once per posing (the safety monitor and
+        the trees ask many times in between)."""
         posed = self._posed
         cached = self._pose_cache
         if cached is None or cached[0] is not posed:
