@@ -17,7 +17,7 @@ from hri.bench import BENCHMARKS, BenchSettings, add_bench_parser, bench_command
 from hri.bench.bare_pybullet import build_bare_world, world_counts
 from hri.bench.registry import ON_REQUEST
 from hri.bench.report import print_report
-from hri.bench.step_breakdown import COMPONENTS, ExclusiveTimer, instrument, instrumented_step, measure_once, per_step
+from hri.bench.step_breakdown import COMPONENTS, STEP_KINDS, ExclusiveTimer, instrument, instrumented_step, measure_once, per_step
 from hri.errors import HriError
 from hri.scenario import PRESETS, load_scenario
 from hri.sim import Simulation
@@ -63,6 +63,11 @@ def test_breakdown_has_every_component(document: dict) -> None:
         assert _positive(r["components"][key]["us_per_step"]), key
     assert all(c["us_per_step"] >= 0 and c["percent"] >= 0 for c in r["components"].values())
     assert r["accounted_us_per_step"] <= r["total_us_per_step"] * 1.001
+    kinds = r["step_kinds"]
+    assert list(kinds) == list(STEP_KINDS) and sum(k["steps"] for k in kinds.values()) == r["steps"]
+    assert kinds["trees"]["steps"] == 10 and _positive(kinds["trees"]["us_each"])
+    assert all(k["physics_us_each"] <= k["us_each"] for k in kinds.values())
+    assert sum(k["us_per_step"] for k in kinds.values()) <= r["total_us_per_step"] * 1.001
 
 
 def test_roundtrip_in_one_and_in_two_processes(document: dict) -> None:
@@ -94,7 +99,8 @@ def test_tables_show_every_benchmark(document: dict) -> None:
     out = io.StringIO()
     print_report(document, Console(file=out, width=220))
     text = out.getvalue()
-    for title in ("Real-time factor", "Time per simulation step", "round trip", "Batch throughput", "Memory"):
+    for title in ("Real-time factor", "Time per simulation step", "Steps by kind", "round trip", "Batch throughput",
+                  "Memory"):
         assert title in text
     assert "physics (stepSimulation)" in text and "split process" in text
 
@@ -108,25 +114,46 @@ def test_bare_world_holds_the_simulations_bodies(name: str) -> None:
 
 
 def test_instrumented_step_is_the_real_step() -> None:
-    """Same trajectory and events as Simulation.step: the breakdown measures the real loop."""
+    """Same trajectory and events as Simulation.step: the breakdown measures the real loop; and it
+    tells each step's kind right (seed 0: the first preview comes after about 600 steps)."""
     scenario = load_scenario("collaboration")
-    with Simulation(scenario, seed=3) as plain:
-        for _ in range(480):
+    with Simulation(scenario, seed=0) as plain:
+        for _ in range(720):
             plain.step()
         expected = (plain.trajectory.items, plain.events.events)
-    with Simulation(scenario, seed=3) as sim:
+    with Simulation(scenario, seed=0) as sim:
         timer = ExclusiveTimer()
         instrument(sim, timer)
-        for _ in range(480):
-            instrumented_step(sim, timer)
+        acted: list[str] = []
+        for name in ("step", "preview"):  # what the plugin was asked to do, step by step
+            real = getattr(sim.plugin, name)
+            setattr(sim.plugin, name, lambda *a, _real=real, _name=name: (acted.append(_name), _real(*a))[1])
+        kinds = []
+        for n in range(720):
+            acted.clear()
+            kind = instrumented_step(sim, timer)
+            kinds.append(kind)
+            expected_kind = "trees" if n % sim.tree_every == 0 else {"step": "person", "preview": "preview"}.get(
+                acted[0] if acted else "", "plain")
+            assert kind == expected_kind, n
         assert (sim.trajectory.items, sim.events.events) == expected
         assert set(timer.totals) <= set(COMPONENTS)
+        assert kinds.count("trees") == 720 // sim.tree_every and {"preview", "plain"} <= set(kinds)
 
 
 def test_component_split_adds_up_to_the_step() -> None:
-    us = per_step(measure_once(load_scenario("coexistence"), 1.0, seed=0))
-    accounted = sum(us[c] for c in COMPONENTS)
-    assert 0.85 * us["total"] <= accounted <= us["total"] * 1.001
+    """The components cover the step: all but the loop's own gaps. A wall-clock figure: when
+    the process is preempted in a gap the gap grows, so a busy machine gets three tries; the
+    upper bound (no time counted twice) must hold on every one."""
+    shares = []
+    for _ in range(3):
+        us = per_step(measure_once(load_scenario("coexistence"), 1.0, seed=0))
+        accounted = sum(us[c] for c in COMPONENTS)
+        assert accounted <= us["total"] * 1.001
+        shares.append(accounted / us["total"])
+        if shares[-1] >= 0.85:
+            break
+    assert max(shares) >= 0.85, shares
 
 
 def test_exclusive_timer_takes_nested_time_out_of_the_parent() -> None:

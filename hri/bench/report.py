@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from hri.bench.step_breakdown import COMPONENTS
+from hri.bench.step_breakdown import COMPONENTS, STEP_KINDS
 
 BUSY_CPUS = 0.25  # CPUs kept busy by other processes, before or after the bench, above which it was not idle
 
@@ -51,6 +51,20 @@ def breakdown_table(results: dict[str, Any]) -> Table:
                                for r in results.values()))
     table.add_row("not attributed (loop, timer)", *(_f(r["unaccounted_us_per_step"]) for r in results.values()))
     table.add_row("[b]total (instrumented)[/b]", *(f"[b]{_f(r['total_us_per_step'])}[/b]" for r in results.values()))
+    return table
+
+
+def step_kinds_table(results: dict[str, Any]) -> Table:
+    table = Table(title="Steps by kind: what one took, and its share of the average step")
+    for column in ("scenario", "kind of step", "steps", "µs each", "of which physics", "µs per step"):
+        table.add_column(column, justify="left" if column in ("scenario", "kind of step") else "right")
+    for name, r in results.items():
+        kinds = r.get("step_kinds") or {}
+        for kind, label in STEP_KINDS.items():
+            k = kinds.get(kind)
+            if k and k["steps"]:
+                table.add_row(name, f"{kind}: {label}", f"{k['steps']} ({100.0 * k['steps'] / r['steps']:.0f}%)",
+                              _f(k["us_each"]), _f(k["physics_us_each"]), _f(k["us_per_step"]))
     return table
 
 
@@ -114,3 +128,6 @@ def print_report(doc: dict[str, Any], console: Console | None = None) -> None:
     for name, results in doc["results"].items():
         console.print()
         console.print(TABLES[name](results))
+        if name == "breakdown":
+            console.print()
+            console.print(step_kinds_table(results))

@@ -9,7 +9,10 @@ delivers a ``move_to`` request. The instrumented loop must behave exactly like t
 one: ``tests/test_bench.py`` compares their trajectories and events.
 
 The per-step figures are averages over all steps (trees tick every ``tree_every`` steps, so
-their figure is their cost spread over the steps in between).
+their figure is their cost spread over the steps in between). Beside them, the steps by kind
+(:data:`STEP_KINDS`): how many there were, what one took, and how much of the average step
+each kind makes up. The steps in which the trees tick and the person acts are few and dear;
+the plain steps in between are where the simulator comes nearest to bare physics.
 """
 
 from __future__ import annotations
@@ -38,6 +41,15 @@ COMPONENTS: dict[str, str] = {
     "monitor": "zones, speeds, separation (monitor.step)",
     "statistics": "statistics (trajectory rows, bookkeeping)",
     "network": "service network (state streams, requests, delivery)",
+}
+
+
+#: kind of step -> what happens in it besides physics (:func:`instrumented_step` tells which)
+STEP_KINDS: dict[str, str] = {
+    "trees": "trees tick, person acts",  # both at 20 Hz in the presets: the same steps
+    "person": "person acts",
+    "preview": "person posed for a query",
+    "plain": "robot, parts, monitor",
 }
 
 
@@ -96,8 +108,9 @@ def instrument(sim: "Simulation", timer: ExclusiveTimer) -> None:
         host.node.endpoint.send = timer.wrap("network", host.node.endpoint.send)
 
 
-def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
-    """:meth:`hri.sim.Simulation.step`, same calls in the same order, each one timed.
+def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
+    """:meth:`hri.sim.Simulation.step`, same calls in the same order, each one timed; returns
+    the kind of step it was (a key of :data:`STEP_KINDS`).
 
     Observers are not called (the benchmarks run headless, without any). Keep in step with
     ``Simulation.step``: ``test_instrumented_step_is_the_real_step`` fails when they differ.
@@ -106,7 +119,8 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
 
     push, pop = timer.push, timer.pop
     t = sim.now()
-    if sim.step_count % sim.tree_every == 0:
+    trees = sim.step_count % sim.tree_every == 0
+    if trees:
         push("trees")
         sim._tick_trees()
         pop()
@@ -146,6 +160,9 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> None:
     push("statistics")
     sim._record_trajectory(person)
     pop()
+    if trees:
+        return "trees"
+    return {STEP: "person", PREVIEW: "preview"}.get(animation, "plain")
 
 
 def measure_once(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, Any]:
@@ -156,11 +173,31 @@ def measure_once(scenario: "Scenario", duration_s: float, seed: int) -> dict[str
         steps = int(duration_s / sim.dt + 1e-9)
         timer = ExclusiveTimer()
         instrument(sim, timer)
-        start = time.perf_counter()
+        kinds: dict[str, list[float]] = {kind: [0, 0.0, 0.0] for kind in STEP_KINDS}  # steps, s, physics s
+        clock, totals = time.perf_counter, timer.totals
+        start = clock()
         for _ in range(steps):
-            instrumented_step(sim, timer)
-        wall = time.perf_counter() - start
-    return {"steps": steps, "wall_s": wall, "seconds": dict(timer.totals)}
+            began, physics = clock(), totals["physics"]
+            tally = kinds[instrumented_step(sim, timer)]
+            tally[0] += 1
+            tally[1] += clock() - began
+            tally[2] += totals["physics"] - physics
+        wall = clock() - start
+    return {"steps": steps, "wall_s": wall, "seconds": dict(timer.totals),
+            "kinds": {kind: {"steps": int(n), "seconds": s, "physics_seconds": ph}
+                      for kind, (n, s, ph) in kinds.items()}}
+
+
+def per_kind(run: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per kind of step: how many, microseconds per such step (all of it, and physics), and
+    microseconds per step of the run (its share of the average step)."""
+    out = {}
+    for kind, k in run["kinds"].items():
+        n = k["steps"]
+        out[kind] = {"steps": n, "us_each": k["seconds"] / n * 1e6 if n else 0.0,
+                     "physics_us_each": k["physics_seconds"] / n * 1e6 if n else 0.0,
+                     "us_per_step": k["seconds"] / run["steps"] * 1e6}
+    return out
 
 
 def per_step(run: dict[str, Any]) -> dict[str, float]:
@@ -180,6 +217,7 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
     med = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
     total = med["total"]
     accounted = sum(med[c] for c in COMPONENTS)
+    kinds = [per_kind(run) for run in measured]
     return {
         "steps": measured[0]["steps"],
         "components": {c: {"us_per_step": sig(med[c]), "percent": sig(100.0 * med[c] / total, 3)}
@@ -188,6 +226,10 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
         "accounted_us_per_step": sig(accounted),
         # the loop itself and the timer's own calls between components
         "unaccounted_us_per_step": sig(total - accounted),
+        "step_kinds": {kind: {"steps": kinds[0][kind]["steps"],
+                              **{key: sig(statistics.median(run[kind][key] for run in kinds))
+                                 for key in ("us_each", "physics_us_each", "us_per_step")}}
+                       for kind in STEP_KINDS},
     }
 
 
