@@ -15,7 +15,7 @@ import pybullet as p
 import pytest
 
 from hri.geometry import Pose
-from hri.parts import PartManager
+from hri.parts import PartManager, Sink
 from hri.scenario import load_scenario
 from hri.world import build_world
 
@@ -44,8 +44,10 @@ def scene():
                         np.random.default_rng(3), lambda event, **fields: events.append((event, fields)))
     robot = StandInRobot(client)
     person = p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -6.0), physicsClientId=client)
-    parts.connect(robot, person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)), lambda: 0.0)
-    yield SimpleNamespace(client=client, parts=parts, robot=robot, events=events, belt=data["furniture"]["conveyor"])
+    clock = [0.0]  # simulated time, advanced by step()
+    parts.connect(robot, person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)), lambda: clock[0])
+    yield SimpleNamespace(client=client, parts=parts, robot=robot, events=events, belt=data["furniture"]["conveyor"],
+                          clock=clock)
     p.disconnect(client)
 
 
@@ -53,11 +55,12 @@ def step(scene, steps: int) -> None:
     for _ in range(steps):
         scene.parts.step()
         p.stepSimulation(physicsClientId=scene.client)
+        scene.clock[0] += DT
 
 
-def pick_and_put(scene, x: float, y: float) -> tuple:
-    """Grasp the feeder's part at its top, carry it to (x, y) 5 cm above the surfaces, release."""
-    part = scene.parts.parts[0]
+def pick_and_put(scene, x: float, y: float, part=None) -> tuple:
+    """Grasp ``part`` (the first part) at its top, carry it to (x, y) 5 cm above the surfaces, release."""
+    part = part or scene.parts.parts[0]
     px, py, pz = scene.parts.position(part)
     scene.robot.tool = Pose(px, py, pz + scene.parts.half[2], 1.0, 0.0, 0.0, 0.0)
     assert scene.parts.robot_grasp()
@@ -130,3 +133,48 @@ def test_a_part_in_the_persons_hand_follows_each_new_hand_pose_and_a_regrasp_tak
     assert scene.parts.person_grab(None)  # the same hand frame as before the release
     step(scene, 1)
     assert scene.parts.position(part) == pytest.approx(hand["frame"][0], abs=1e-6)
+
+
+def test_bodies_of_parts_taken_away_serve_the_next_parts_which_behave_as_new_ones(scene, monkeypatch):
+    """PyBullet keeps about 1 KB of every body it removes: a long run would grow with every part
+    delivered or collected. The bodies are reused instead; a part on a reused body lies, weighs
+    and can be picked as a new one."""
+    created = []
+    real_create = p.createMultiBody
+    monkeypatch.setattr(p, "createMultiBody", lambda *a, **k: created.append(1) or real_create(*a, **k))
+    belt_x = scene.belt["center"][0]
+    belt_end = scene.belt["center"][1] + scene.belt["size"][0] / 2
+    for _ in range(30):  # put down just before the belt's end: delivered at once
+        part, surface = pick_and_put(scene, belt_x, belt_end - scene.parts.half[0] - 1e-3)
+        assert surface == "conveyor"
+        step(scene, 2)
+        assert part not in scene.parts.parts
+    assert scene.parts.counts.delivered == 30
+    assert len(created) == 1  # the part the first grasp left the feeder to put out; 29 reused
+    fresh = scene.parts.parts[0]
+    assert fresh.holder is None and fresh.riding is None and mass(scene, fresh) == pytest.approx(scene.parts.mass)
+    assert_new_part_on_the_feeder(scene, fresh)
+
+
+def test_a_part_collected_asleep_gives_its_body_to_a_new_part_that_falls_and_rests(scene):
+    """A part that rested long enough to sleep, then was collected by a sink: its body, reused,
+    must wake up, or the new part would hang 1 mm above the table."""
+    scene.parts.sinks.append(Sink(load_scenario("cooperation").areas["table_right"], after_s=4.0))
+    part, surface = pick_and_put(scene, 2.3, 0.8)
+    assert surface == "robot_table"
+    step(scene, 1200)  # at rest for more than 2 s (asleep), then collected
+    assert part not in scene.parts.parts and scene.parts.counts.collected == 1
+    pick_and_put(scene, 2.3, 0.9)  # the feeder's next part: its grasp has a new one put out
+    assert_new_part_on_the_feeder(scene, scene.parts.parts[-1], body=part.body_id)
+
+
+def assert_new_part_on_the_feeder(scene, part, body: int | None = None) -> None:
+    """``part`` is free, dynamic, falls the 1 mm onto the feeder's table, rests, and can be picked."""
+    assert body is None or part.body_id == body
+    assert part.holder is None and part.riding is None and mass(scene, part) == pytest.approx(scene.parts.mass)
+    step(scene, 240)
+    assert scene.parts.position(part)[2] == pytest.approx(0.75 + scene.parts.half[2], abs=5e-4)
+    linear, angular = p.getBaseVelocity(part.body_id, physicsClientId=scene.client)
+    assert max(map(abs, (*linear, *angular))) < 1e-3
+    _, surface = pick_and_put(scene, 2.3, 0.8, part)
+    assert part.holder is None and surface == "robot_table" and mass(scene, part) == pytest.approx(scene.parts.mass)
