@@ -188,7 +188,8 @@ class RobotArm:
         self._pending_path: list[np.ndarray] | None = None
         self._settle_time = 0.0
         self._hold = self.home.copy()
-        self._command(self.home, np.zeros(6))
+        self._commanded: tuple[list[float], list[float]] | None = None
+        self._command(self.home.tolist(), [0.0] * n)
 
     def close(self) -> None:
         """Disconnect the private planning client."""
@@ -279,7 +280,7 @@ class RobotArm:
                 self._check_settled(dt)
         elif self._status == MotionStatus.FAILED and not motion.at_rest:
             motion.update(1.0)  # brake to rest after a failure
-        self._command(motion.position, motion.velocity)
+        self._command(motion.position_list, motion.velocity_list)
 
     # -- measurements -----------------------------------------------------------------
 
@@ -376,9 +377,14 @@ class RobotArm:
             self._motion.brake()
         self._status = MotionStatus.FAILED
 
-    def _command(self, q: np.ndarray, qdot: np.ndarray) -> None:
+    def _command(self, q: list[float], qdot: list[float]) -> None:
+        """Position control towards ``q`` with feed-forward ``qdot``. A command equal to the last
+        one is not sent again: the motors keep their targets, and the arm rests in many steps."""
+        if self._commanded is not None and q == self._commanded[0] and qdot == self._commanded[1]:
+            return
+        self._commanded = (q, qdot)
         p.setJointMotorControlArray(
             self.body_id, self._joints, p.POSITION_CONTROL,
-            targetPositions=q.tolist(), targetVelocities=qdot.tolist(), forces=self._forces,
+            targetPositions=q, targetVelocities=qdot, forces=self._forces,
             positionGains=self._position_gains, velocityGains=self._velocity_gains,
             physicsClientId=self.client)

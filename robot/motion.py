@@ -79,6 +79,15 @@ class JointMotion:
         return np.array(self._inp.current_velocity)
 
     @property
+    def position_list(self) -> list[float]:
+        """:attr:`position` as a new list (for the motor command: no array made per step)."""
+        return self._inp.current_position
+
+    @property
+    def velocity_list(self) -> list[float]:
+        return self._inp.current_velocity
+
+    @property
     def acceleration(self) -> np.ndarray:
         return np.array(self._inp.current_acceleration)
 

@@ -119,6 +119,7 @@ class PlanningScene:
         self._no_radius = dict.fromkeys(range(len(self.self_pairs)), 0.0)  # within the margin only
         self._reach = self.reach_matrix()
         self._near_obstacles = self._obstacles_within_reach()
+        self._last_judged: tuple[bytes, bool] = (b"", False)
 
     def close(self) -> None:
         if self.client >= 0 and p.isConnected(self.client):
@@ -183,10 +184,15 @@ class PlanningScene:
 
         The base link is not tested against the obstacles: it stands on one of them.
         """
-        if not self.within_limits(q):
-            return False
-        self.set_configuration(q)
-        return not self.obstacle_clearances(0.0) and not self.self_clearances(self._no_radius)
+        key = np.asarray(q, float).tobytes()
+        if key == self._last_judged[0]:
+            return self._last_judged[1]  # a goal is judged by the IK and again by the planner
+        valid = self.within_limits(q)
+        if valid:
+            self.set_configuration(q)
+            valid = not self.obstacle_clearances(0.0) and not self.self_clearances(self._no_radius)
+        self._last_judged = (key, valid)
+        return valid
 
     def segment_valid(self, q0: np.ndarray, q1: np.ndarray, resolution: float,
                       check_start: bool = False) -> bool:

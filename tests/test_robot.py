@@ -143,6 +143,35 @@ def test_reaches_left_then_right_without_touching_the_table(sim: Sim, first: Pos
     assert 0.5 < fastest <= capability
 
 
+def test_the_motors_are_commanded_only_when_the_command_changes(sim: Sim,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """At rest the arm's command repeats itself and is not sent again; the motors keep it and
+    the arm holds. A new motion is sent on its first step, and every step while it changes."""
+    sent: list[list[float]] = []
+    real = p.setJointMotorControlArray
+
+    def counting(*args, **kwargs):
+        sent.append(list(kwargs["targetPositions"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(p, "setJointMotorControlArray", counting)
+    held = sim.arm.joint_positions()
+    sim.run(0.5)
+    assert sent == []
+    assert np.max(np.abs(sim.arm.joint_positions() - held)) < 1e-3
+    sim.arm.move_to(LEFT)
+    steps = len(sim.statuses)
+    sim.run_while_moving()
+    moving_steps = len(sim.statuses) - steps
+    assert sim.arm.status == MotionStatus.SUCCEEDED
+    assert len(sent) >= 0.9 * moving_steps
+    assert all(a != b for a, b in zip(sent, sent[1:]))  # never the same command twice in a row
+    assert_at(sim.arm, LEFT)
+    before = len(sent)
+    sim.run(0.5)
+    assert len(sent) == before
+
+
 def test_velocity_fraction_applies_to_the_motion_in_progress(sim: Sim) -> None:
     sim.arm.move_to(LEFT)
     sim.run_while_moving()
