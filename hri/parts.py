@@ -253,7 +253,8 @@ class PartManager:
         return best
 
     def _spawn(self, feeder: Feeder) -> None:
-        taken = [self.position(part)[:2] for part in self.free_parts_in(feeder.area)]
+        # Held parts count too: a feeder refills when a part is gripped, which is still there.
+        taken = [xy for xy in (self.position(part)[:2] for part in self.parts) if feeder.area.contains(*xy)]
         for _ in range(50):
             x, y = feeder.area.sample(self.rng)
             if all(math.hypot(x - tx, y - ty) >= feeder.min_spacing for tx, ty in taken):

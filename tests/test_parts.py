@@ -178,3 +178,26 @@ def assert_new_part_on_the_feeder(scene, part, body: int | None = None) -> None:
     assert max(map(abs, (*linear, *angular))) < 1e-3
     _, surface = pick_and_put(scene, 2.3, 0.8, part)
     assert part.holder is None and surface == "robot_table" and mass(scene, part) == pytest.approx(scene.parts.mass)
+
+
+def test_a_feeder_puts_its_next_part_clear_of_the_part_just_gripped(scene):
+    """A feeder refills the moment a part is gripped, while the gripped part is still on the
+    feeder's table: the new part keeps the feeder's spacing from it as from any other part, or
+    it would appear inside the gripped one and be knocked off the table when it is carried away."""
+    feeder = scene.parts.feeders[0]
+    belt_x = scene.belt["center"][0]
+    belt_end = scene.belt["center"][1] + scene.belt["size"][0] / 2
+    nearest = []
+    for _ in range(40):
+        held = scene.parts.parts[0]
+        x, y, z = scene.parts.position(held)
+        scene.robot.tool = Pose(x, y, z + scene.parts.half[2], 1.0, 0.0, 0.0, 0.0)
+        assert scene.parts.robot_grasp()
+        new = [part for part in scene.parts.parts if part is not held]
+        assert len(new) == 1
+        nearest.append(math.dist(scene.parts.position(new[0])[:2], (x, y)))
+        scene.robot.tool = Pose(belt_x, belt_end - scene.parts.half[0] - 1e-3, 0.85, 1.0, 0.0, 0.0, 0.0)
+        step(scene, 1)
+        assert scene.parts.robot_release() == "conveyor"
+        step(scene, 2)  # delivered at once
+    assert min(nearest) >= feeder.min_spacing
