@@ -118,6 +118,7 @@ class PlanningScene:
         self.self_pairs = self._self_collision_pairs()
         self._no_radius = dict.fromkeys(range(len(self.self_pairs)), 0.0)  # within the margin only
         self._reach = self.reach_matrix()
+        self._axis_reach = self.reach_matrix(about_axes=True)  # for the sweeps of a segment
         self._near_obstacles = self._obstacles_within_reach()
         self._last_judged: tuple[bytes, bool] = (b"", False)
 
@@ -239,9 +240,10 @@ class PlanningScene:
     def sweeps(self, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """How far, at most, each link moves along a segment of joint changes ``dq`` (>= 0),
         and how far each self-collision pair's second link moves against its first."""
-        link_sweep = dq @ self._reach
-        moved = self._reach > 0.0  # moved[i, k]: joint i moves link k
-        pair_sweep = np.array([float(np.dot(dq, self._reach[:, b] * (moved[:, b] & ~moved[:, a])))
+        reach = self._axis_reach
+        link_sweep = dq @ reach
+        moved = reach > 0.0  # moved[i, k]: joint i moves link k
+        pair_sweep = np.array([float(np.dot(dq, reach[:, b] * (moved[:, b] & ~moved[:, a])))
                                if a >= 0 else float(link_sweep[b]) for a, b in self.self_pairs])
         return link_sweep, pair_sweep
 
@@ -288,8 +290,8 @@ class PlanningScene:
         joints of vmax_i times joint i's reach to the farthest link."""
         return float(np.dot(self.model.max_velocity, self._reach.max(axis=1)))
 
-    def reach_matrix(self) -> np.ndarray:
-        """(joints x links): how far a point of link k can be from joint i's axis, whatever the
+    def reach_matrix(self, about_axes: bool = False) -> np.ndarray:
+        """(joints x links): how far a point of link k can be from joint i's origin, whatever the
         configuration (0 for links joint i does not move); a change of dq_i rad moves no point
         of link k farther than reach[i, k] * |dq_i|.
 
@@ -297,12 +299,19 @@ class PlanningScene:
         (rigid) joint-to-joint lengths from i to k plus link k's radius around its own joint
         origin (from its AABB at home, conservative). A fixed link (the tool) counts as part
         of the chain after the last joint.
+
+        ``about_axes``: the distance from joint i's axis instead, which is what a turn of joint
+        i moves a point by, and tighter: the next joint's origin turns with joint i, so its
+        distance from the axis is the same in every configuration, and only that counts of
+        the first length (the forearm's length along the wrist roll axis, the shoulder's height
+        along the base axis, do not); beyond it the lengths add up as before (the distance from
+        a line grows no faster than the distance from a point on the line).
         """
         self.set_configuration(self.home)
         chain = [*self.model.indices]
         if self.model.tool_link not in chain:
             chain.append(self.model.tool_link)
-        origins, radii = [], []
+        origins, radii, axes = [], [], []
         for link in chain:
             state = p.getLinkState(self.body, link, computeForwardKinematics=1,
                                    physicsClientId=self.client)
@@ -312,14 +321,23 @@ class PlanningScene:
                                 for z in (lo[2], hi[2])])
             origins.append(origin)
             radii.append(float(np.max(np.linalg.norm(corners - origin, axis=1))))
+            axis = p.getJointInfo(self.body, link, physicsClientId=self.client)[13]
+            axes.append(np.array(p.rotateVector(state[5], axis)) if any(axis) else np.zeros(3))
         reach = np.zeros((len(self.model.indices), self.model.num_links))
         for i in range(len(self.model.indices)):
             along = 0.0
             for k in range(i, len(chain)):
                 if k > i:
-                    along += float(np.linalg.norm(origins[k] - origins[k - 1]))
+                    along += self._length(origins[k] - origins[k - 1], axes[i] if about_axes and k == i + 1 else None)
                 reach[i, chain[k]] = along + radii[k]
         return reach
+
+    @staticmethod
+    def _length(offset: np.ndarray, axis: np.ndarray | None) -> float:
+        """``offset``'s length, or with ``axis`` (a unit vector) its length across that axis."""
+        if axis is not None:
+            offset = offset - float(offset @ axis) * axis
+        return float(np.linalg.norm(offset))
 
     def _obstacles_within_reach(self) -> list[int]:
         """The obstacles the arm can come within ``margin`` of: their boxes are nearer to the

@@ -364,6 +364,25 @@ def test_clearances_change_no_faster_than_the_sweeps_bound_them() -> None:
         sim.close()
 
 
+def test_a_turn_of_the_wrist_roll_sweeps_the_hand_by_its_distance_from_the_roll_axis(sim: Sim) -> None:
+    """A turn of A4 (the forearm's roll) moves a point by its distance from A4's axis: the
+    forearm's length from A4 to A5, which lies along that axis, does not count, as it does in
+    the bound from A4's origin. (That the sweeps still bound every change is the test above.)"""
+    scene = sim.arm.scene
+    roll = np.zeros(6)
+    roll[3] = 1.0
+    link_sweep, _ = scene.sweeps(roll)
+    from_origin = scene.reach_matrix()[3]
+    a4, a5 = (np.array(p.getLinkState(scene.body, scene.model.indices[j], computeForwardKinematics=1,
+                                      physicsClientId=scene.client)[4]) for j in (3, 4))
+    forearm = float(np.linalg.norm(a5 - a4))
+    assert forearm > 0.1
+    hand = list(range(scene.model.indices[4], scene.model.num_links))
+    assert link_sweep[hand] == pytest.approx(from_origin[hand] - forearm, abs=1e-6)
+    assert link_sweep[scene.model.indices[3]] == pytest.approx(from_origin[scene.model.indices[3]])
+    assert not link_sweep[:scene.model.indices[3]].any()
+
+
 def test_a_segment_through_the_panel_is_invalid_and_one_beside_it_valid() -> None:
     """Conservative advancement finds the panel between two configurations a joint-1 turn
     apart, and proves free a short move that stays on one side of it."""
