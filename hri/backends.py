@@ -35,6 +35,12 @@ def _worker_init(parent_pid: int) -> None:
     hri.batch.EXIT_ON_STOP = True
 
     import_pybullet_quietly()
+    watch_parent(parent_pid)
+
+
+def watch_parent(parent_pid: int) -> None:
+    """In a child process (a pool's ``initializer``): end this process, queues closed, when
+    ``parent_pid`` dies, however it dies; a pool's workers are not told otherwise."""
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
 
 
@@ -49,8 +55,9 @@ def _watch_parent(parent_pid: int) -> None:
     os._exit(1)
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    # Never fork: PyBullet clients and POSIX queues must not be copied mid-use.
+def worker_context() -> multiprocessing.context.BaseContext:
+    """How child processes start: from the forkserver (or ``spawn``), never a fork, because
+    PyBullet clients and POSIX queues must not be copied mid-use."""
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
@@ -61,7 +68,7 @@ def run_local(tasks: list[dict[str, Any]], workers: int) -> Iterator[dict[str, A
 
     if not tasks:
         return
-    executor = ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=_context(),
+    executor = ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=worker_context(),
                                    initializer=_worker_init, initargs=(os.getpid(),))
     pending: set[Future] = set()
     try:

@@ -9,6 +9,12 @@ import argparse
 import io
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -19,6 +25,7 @@ from hri.bench.registry import ON_REQUEST
 from hri.bench.report import print_report
 from hri.bench.step_breakdown import COMPONENTS, STEP_KINDS, ExclusiveTimer, instrument, instrumented_step, measure_once, per_step
 from hri.errors import HriError
+from hri.files import is_alive
 from hri.scenario import PRESETS, load_scenario
 from hri.sim import Simulation
 
@@ -211,3 +218,43 @@ def test_safety_dir_keeps_the_batches_and_resumes(tmp_path) -> None:
     again = run_benchmarks(settings, ["safety"])["results"]["safety"]["total"]
     assert [path.stat().st_mtime_ns for path in stats] == written
     assert {k: v for k, v in again.items() if k != "wall_h"} == {k: v for k, v in first.items() if k != "wall_h"}
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_killed_memory_benchmark_takes_its_run_with_it() -> None:
+    """The memory run's child process (from the forkserver, a grandchild) ends when the
+    benchmark is killed, instead of simulating its hours on to the end for nobody."""
+    script = ("from hri.bench.common import BenchSettings\n"
+              "from hri.bench.memory import measure_scenario\n"
+              "measure_scenario('coexistence', BenchSettings(memory_duration_s=36000.0))\n")
+    bench = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    runs: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not (runs := [g for c in _children(bench.pid) for g in _children(c)]):
+            assert time.monotonic() < deadline and bench.poll() is None, "the memory run never started"
+            time.sleep(0.1)
+        time.sleep(3.0)  # the run is building its world, or simulating
+        os.kill(bench.pid, signal.SIGKILL)
+        bench.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while [pid for pid in runs if is_alive(pid)]:
+            assert time.monotonic() < deadline, "the memory run outlived the benchmark"
+            time.sleep(0.2)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+        for pid in runs:
+            if is_alive(pid):
+                os.kill(pid, signal.SIGKILL)

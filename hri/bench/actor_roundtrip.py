@@ -34,7 +34,8 @@ import posix_ipc
 
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.queues import ActorLink, PluginEndpoint, ServerEndpoint
-from hri.bench.common import BenchSettings, Say, child_context, summary
+from hri.backends import worker_context
+from hri.bench.common import BenchSettings, Say, summary
 from hri.errors import HriError
 from hri.geometry import Pose
 from hri.mqueue import SPIN_S, RunQueues
@@ -109,7 +110,7 @@ def split_process(link: ActorLink, messages: int, spin_s: float = SPIN_S, same_c
     """Round-trip times in ns, the plugin's end in a child process, both ends waiting with
     ``wait`` (polling for ``spin_s``, then asleep); both on one CPU with ``same_cpu``."""
     cpu = min(os.sched_getaffinity(0)) if same_cpu else None
-    child = child_context().Process(target=echo_plugin, args=(link.action_name, link.feedback_name, spin_s, cpu),
+    child = worker_context().Process(target=echo_plugin, args=(link.action_name, link.feedback_name, spin_s, cpu),
                                     daemon=True)
     child.start()
     if cpu is None:

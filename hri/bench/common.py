@@ -1,5 +1,5 @@
 """What the benchmarks share: their settings, summaries of repeated measurements, scenarios,
-and the start method of their child processes.
+and how busy the machine was.
 
 Every figure is measured ``repeat`` times and reported as the median of the runs (with the
 runs themselves, so the spread is visible). Nothing here asserts a speed: the benchmarks
@@ -75,16 +75,6 @@ def load(name: str) -> "Scenario":
     from hri.scenario import load_scenario
 
     return load_scenario(name)
-
-
-def child_context() -> Any:
-    """Child processes start from the forkserver: never a fork of a process holding PyBullet
-    clients or queues (the project's rule, see hri.backends), and unlike ``spawn`` the child's
-    ``ru_maxrss`` does not start at the parent's peak (Linux carries it over an exec)."""
-    import multiprocessing  # not at import: hri/cli.py imports this package at every start
-
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def _cpu_jiffies() -> tuple[int, int] | None:

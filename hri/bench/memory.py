@@ -1,7 +1,7 @@
 """Figure 6: the peak memory of a run, and whether memory grows with simulated time.
 
-Each scenario runs ``memory_duration_s`` simulated seconds in a fresh child process (from the
-forkserver, see :func:`hri.bench.common.child_context`), which samples its resident set size
+Each scenario runs ``memory_duration_s`` simulated seconds in a fresh child process, which
+ends with the benchmark however that ends, and samples its resident set size
 every ``1/SAMPLES`` of the run. Reported: ``ru_maxrss`` of that process (its peak: imports,
 set-up and the run), the RSS before the simulation was built and after set-up, and the slope
 of a least-squares line through the samples after the first tenth of the run (allocators
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hri.bench.common import BenchSettings, Say, child_context, sig
+from hri.bench.common import BenchSettings, Say, sig
 
 SAMPLES = 60
 _PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -76,7 +76,12 @@ def growth_mb_per_h(samples: list[tuple[float, float]], duration_s: float) -> fl
 def measure_scenario(name: str, settings: BenchSettings) -> dict[str, Any]:
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=1, mp_context=child_context()) as pool:
+    from hri.backends import watch_parent, worker_context
+
+    # From the forkserver: unlike ``spawn``, the child's ru_maxrss does not start at the
+    # parent's peak (Linux carries it over an exec).
+    with ProcessPoolExecutor(max_workers=1, mp_context=worker_context(),
+                             initializer=watch_parent, initargs=(os.getpid(),)) as pool:
         run = pool.submit(memory_run, name, settings.memory_duration_s, settings.seed).result()
     last_t, last_mb = run["samples"][-1]
     return {"sim_s": sig(last_t), "peak_rss_mb": sig(run["peak_rss_mb"]),
