@@ -178,7 +178,7 @@ class RobotArm:
         self._ik_seeds = [self._rng.uniform(self.model.lower, self.model.upper)
                           for _ in range(config.ik_restarts)]
         self._speed_capability = self.scene.speed_capability()
-        self._joint_reach = self.scene.reach_matrix().max(axis=1).tolist()
+        self._joint_reach = self.scene.joint_reach.tolist()
         self._status = MotionStatus.IDLE
         self.velocity_fraction: float = float(config.velocity_fraction)
         self._motion: JointMotion | None = None

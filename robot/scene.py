@@ -118,7 +118,7 @@ class PlanningScene:
         self.self_pairs = self._self_collision_pairs()
         self._no_radius = dict.fromkeys(range(len(self.self_pairs)), 0.0)  # within the margin only
         self._reach = self.reach_matrix()
-        self._axis_reach = self.reach_matrix(about_axes=True)  # for the sweeps of a segment
+        self._axis_reach = self.reach_matrix(about_axes=True)  # for sweeps and speeds
         self._near_obstacles = self._obstacles_within_reach()
         self._last_judged: tuple[bytes, bool] = (b"", False)
 
@@ -285,9 +285,18 @@ class PlanningScene:
 
     # -- speed bound ------------------------------------------------------------------
 
+    @property
+    def joint_reach(self) -> np.ndarray:
+        """Per joint, how far from its axis a point it moves can be: a turn at qdot_i rad/s
+        moves no point faster than ``joint_reach[i] * |qdot_i|``."""
+        return self._axis_reach.max(axis=1)
+
     def speed_capability(self) -> float:
         """An upper bound (m/s) of any robot point's speed at full joint speed: the sum over
-        joints of vmax_i times joint i's reach to the farthest link."""
+        joints of vmax_i times joint i's reach to the farthest link, from its origin. (Looser
+        than from its axis, :attr:`joint_reach`: the separation queries are scheduled by it,
+        and where they are taken decides when the person is posed, so a tighter bound would
+        change the runs.)"""
         return float(np.dot(self.model.max_velocity, self._reach.max(axis=1)))
 
     def reach_matrix(self, about_axes: bool = False) -> np.ndarray:
