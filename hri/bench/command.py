@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``bench`` to ``hri``'s subcommands; return its parser."""
     bench = subparsers.add_parser(
-        "bench", help="measure the simulator's speed and memory (figures, not pass/fail; README 'Performance')")
+        "bench", help="measure the simulator's speed and memory (figures, not pass/fail; docs/performance.md)")
     bench.add_argument("--scenario", dest="scenarios", action="append", metavar="NAME",
                        help="preset or scenario file (repeatable; default: the three presets)")
     bench.add_argument("--duration", type=float, default=60.0, metavar="S",
