@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 
 from hri.errors import HriError
-from hri.files import is_alive, write_atomic
+from hri.files import is_alive, output_folder, write_atomic
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"
@@ -107,7 +107,7 @@ def batch_definition(scenario: str, duration_s: float, seed: int, runs: int,
 
 def claim_directory(out: Path, definition: dict[str, Any]) -> None:
     """Write ``batch.json``, or check that the one there describes the same batch."""
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out, "--out")
     (out / RUNS).mkdir(exist_ok=True)
     path = out / "batch.json"
     if not path.exists():

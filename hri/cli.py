@@ -141,6 +141,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from hri.bt.terminal_view import TreeView
 
         observers.append(TreeView())
+    if args.out is not None:
+        from hri.files import check_output_folder
+
+        check_output_folder(args.out, "--out")
     stats = run_scenario(scenario, duration, seed=args.seed, gui=args.gui, realtime=args.realtime,
                          out_dir=args.out, observers=observers, split=args.split, strict=args.strict)
     if args.json:
@@ -224,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hri: interrupted", file=sys.stderr)
         code = 130
+    except OSError as err:  # the machine's, not ours: a full disk, a folder gone (one line all the same)
+        print(f"{err.filename}: {err.strerror}" if err.filename else f"hri: {err}", file=sys.stderr)
+        code = 1
     if getattr(args, "gui", False):
         from hri.live_view import exit_after_lost_window
 

@@ -8,6 +8,7 @@ project's own nodes the file uses, so Groot2 shows their ports.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import textwrap
 from pathlib import Path
@@ -77,6 +78,11 @@ def convert_file(source: Path, target: Path | None) -> Path:
     else:
         raise HriError("a tree file ends in .xml, .yaml or .yml", str(source))
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise HriError(f"cannot write: {err.strerror or err}", str(target)) from None
     return target

@@ -12,6 +12,48 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from hri.errors import HriError
+
+
+def output_folder(path: Path | str, option: str) -> Path:
+    """The folder an option writes into, created (with its parents) before any work is done:
+    a path that cannot be one is a one-line error naming the option, not a traceback at the
+    end of a run."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise HriError(f"{option} {path}: is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise HriError(f"{option} {path}: cannot create the folder: {err.strerror or err}") from None
+    check_writable(path, option)
+    return path
+
+
+def check_output_folder(path: Path | str, option: str) -> None:
+    """As :func:`output_folder`, without creating anything: ``path`` is a folder one can write
+    in, or the folder nearest to it that exists is (the run makes the rest when it starts)."""
+    path = Path(path)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing == path and not path.is_dir():
+        raise HriError(f"{option} {path}: is a file, not a folder")
+    if not existing.is_dir():
+        raise HriError(f"{option} {path}: cannot create the folder: {existing} is a file")
+    check_writable(existing, option, path)
+
+
+def check_writable(folder: Path, option: str, wanted: Path | None = None) -> None:
+    """A one-line error naming the option (and ``wanted``, the folder to be made in
+    ``folder``) unless a file can be created in ``folder``."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        where = "there" if wanted is None or wanted == folder else f"in {folder}"
+        raise HriError(f"{option} {wanted or folder}: cannot write {where}: {err.strerror or err}") from None
+
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Replace ``path`` with ``data`` (text is written as UTF-8) in one step."""

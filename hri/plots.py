@@ -301,7 +301,9 @@ def write_plots(loaded: "Batch | RunDir", out_dir: Path) -> list[Path]:
     from hri.report import Batch
 
     figures = batch_figures(loaded) if isinstance(loaded, Batch) else run_figures(loaded)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from hri.files import output_folder
+
+    output_folder(out_dir, "--plots")
     written = []
     for name, fig in figures.items():
         path = out_dir / name

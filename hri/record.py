@@ -33,6 +33,7 @@ import pybullet as p
 from PIL import GifImagePlugin, Image, ImageDraw, ImageFont
 
 from hri.errors import HriError
+from hri.files import check_writable
 from hri.world import WALL_THICKNESS
 
 if TYPE_CHECKING:
@@ -89,8 +90,7 @@ def _check_path(path: Path) -> Path:
         raise HriError(f"--record: the folder {str(folder)!r} does not exist")
     if path.is_dir():
         raise HriError(f"--record: {str(path)!r} is a folder")
-    if not os.access(folder, os.W_OK):
-        raise HriError(f"--record: cannot write into the folder {str(folder)!r}")
+    check_writable(folder, "--record")  # now, not after the run
     return path
 
 

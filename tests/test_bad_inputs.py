@@ -88,3 +88,28 @@ def test_command_line_mistake_gives_its_line(entry, tmp_path):
     result = _hri(*args)
     assert _one_line(result.returncode, result.stderr) == _expand(entry["error"], out)
     assert not out.exists()
+
+
+OUTPUT_MISTAKES = [  # {file}: a plain file where a folder is wanted
+    (["run", "coexistence", "--duration", "0.1", "--out", "{file}"], "--out {file}: is a file, not a folder"),
+    (["run", "coexistence", "--duration", "0.1", "--out", "{file}/run"],
+     "--out {file}/run: cannot create the folder: {file} is a file"),
+    (["batch", "coexistence", "--runs", "1", "--duration", "0.1", "--out", "{file}"],
+     "--out {file}: is a file, not a folder"),
+    (["bench", "--only", "safety", "--scenario", "coexistence", "--safety-hours", "0.001", "--safety-run", "1",
+      "--safety-dir", "{file}/safety"], "--safety-dir {file}/safety: cannot create the folder: Not a directory"),
+    (["convert", str(preset_path("coexistence").parent.parent / "trees" / "coexistence_person.xml"),
+      "-o", "{file}/person.yaml"], "{file}/person.yaml: cannot write: Not a directory"),
+]
+
+
+@pytest.mark.parametrize("args, error", OUTPUT_MISTAKES,
+                         ids=["run --out", "run --out under", "batch --out", "bench --safety-dir", "convert -o"])
+def test_an_output_path_that_cannot_be_written_gives_its_line_before_any_work(args, error, tmp_path):
+    """Where a command is to write (a folder or a file) is checked when it starts: one line
+    naming the option, not a traceback after the run."""
+    obstacle = tmp_path / "a_file"
+    obstacle.write_text("not a folder\n")
+    result = _hri(*[arg.replace("{file}", str(obstacle)) for arg in args])
+    assert _one_line(result.returncode, result.stderr) == error.replace("{file}", str(obstacle))
+    assert sorted(tmp_path.iterdir()) == [obstacle]

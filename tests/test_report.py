@@ -182,6 +182,14 @@ def test_batch_plots(batch_dir: Path) -> None:
         _check_png(batch_dir / "plots" / name)
 
 
+def test_plots_where_a_file_is_in_the_way_are_one_line(run_dir: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    copy = shutil.copytree(run_dir, tmp_path / "run", ignore=shutil.ignore_patterns("plots"))
+    (copy / "plots").write_text("not a folder\n")
+    assert main(["stats", str(copy), "--plots"]) == 1
+    assert capsys.readouterr().err == f"--plots {copy / 'plots'}: is a file, not a folder\n"
+
+
 def test_single_run_table_and_plots(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["stats", str(run_dir), "--plots"]) == 0
     out = capsys.readouterr().out

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from hri.bench.common import BenchSettings, Say
 from hri.errors import HriError
+from hri.files import output_folder
 
 
 def _batch(scenario: str, runs: int, settings: BenchSettings, out: Path) -> list[dict[str, Any]]:
@@ -54,7 +55,7 @@ def _figures(rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
 @contextlib.contextmanager
 def _folder(kept: str | None) -> Iterator[str]:
     if kept is not None:
-        Path(kept).mkdir(parents=True, exist_ok=True)
+        output_folder(kept, "--safety-dir")
         yield kept
         return
     with tempfile.TemporaryDirectory(prefix="hri-bench-safety-") as tmp:
