@@ -40,7 +40,7 @@ def validate_files(paths: list[Path], plugins: Sequence[str] = ()) -> list[HriEr
     problems: list[HriError] = []
     for path in paths:
         if not path.is_file():
-            problems.append(HriError("no such file", str(path)))
+            problems.append(HriError("a folder, not a file" if path.is_dir() else "no such file", str(path)))
         elif path.suffix.lower() == ".xml" or (path.suffix.lower() in (".yaml", ".yml") and _is_yaml_tree(path)):
             problems.extend(validate_tree(str(path), registry))
         elif path.suffix.lower() in (".yaml", ".yml") and _is_clip(path):
