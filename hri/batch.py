@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -21,7 +20,7 @@ import numpy as np
 import yaml
 
 from hri.errors import HriError
-from hri.files import is_alive, output_folder, write_atomic
+from hri.files import hidden_file, is_alive, output_folder, write_atomic
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"
@@ -274,7 +273,7 @@ def build_results(out: Path | str) -> Path:
     else:
         table = pa.table({c: pa.array([], pa.string()) for c in columns})
     path = out / "results.parquet"
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".results.parquet.")
+    fd, tmp = hidden_file(path)
     os.close(fd)
     try:
         pq.write_table(table, tmp)

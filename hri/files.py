@@ -55,10 +55,27 @@ def check_writable(folder: Path, option: str, wanted: Path | None = None) -> Non
         raise HriError(f"{option} {wanted or folder}: cannot write {where}: {err.strerror or err}") from None
 
 
+def plain_file_mode() -> int:
+    """The mode a plain new file gets under this process's umask. The hidden files that become
+    a run's outputs are made by ``mkstemp``, which makes them 0600; they get this mode before
+    they are renamed, so outputs are as readable as any file the user makes."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def hidden_file(target: Path, suffix: str = "") -> tuple[int, str]:
+    """A new hidden file beside ``target`` (``mkstemp``'s fd and path), with the mode a plain
+    new file gets, to be renamed over ``target`` when complete."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
+    os.fchmod(fd, plain_file_mode())
+    return fd, tmp
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Replace ``path`` with ``data`` (text is written as UTF-8) in one step."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, tmp = hidden_file(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
@@ -107,7 +124,7 @@ class Spool:
         return self.spilled + len(self.items)
 
     def spill_to(self, target: Path, every: int = 2000) -> None:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        fd, tmp = hidden_file(target)
         self._tmp, self._every = Path(tmp), every
         self._file = os.fdopen(fd, "w", encoding="utf-8")
         self._file.write(self._header)

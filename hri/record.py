@@ -24,7 +24,6 @@ import os
 import re
 import struct
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,7 +32,7 @@ import pybullet as p
 from PIL import GifImagePlugin, Image, ImageDraw, ImageFont
 
 from hri.errors import HriError
-from hri.files import check_writable
+from hri.files import check_writable, hidden_file, plain_file_mode
 from hri.world import WALL_THICKNESS
 
 if TYPE_CHECKING:
@@ -333,13 +332,6 @@ def _sync(path: Path) -> None:
         os.close(fd)
 
 
-def _readable_mode() -> int:
-    """The mode a plain new file gets (mkstemp makes 0600 files)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 # --- the observer -----------------------------------------------------------------------
 
 class Recorder:
@@ -375,7 +367,7 @@ class Recorder:
 
         room = sim.scenario.data["room"]
         self._camera = room_camera(room, *self.size)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=self.path.suffix)
+        fd, tmp = hidden_file(self.path, self.path.suffix)
         os.close(fd)
         self._tmp = Path(tmp)
         writer = _GifWriter if self.path.suffix.lower() == ".gif" else _Mp4Writer
@@ -427,7 +419,7 @@ class Recorder:
                 tmp.unlink()
                 return
             _sync(tmp)
-            os.chmod(tmp, _readable_mode())
+            os.chmod(tmp, plain_file_mode())  # the video encoder may have made the file anew
             os.replace(tmp, self.path)
         except BaseException:
             tmp.unlink(missing_ok=True)

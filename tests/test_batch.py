@@ -17,6 +17,7 @@ import pytest
 
 from hri.batch import build_results, parse_sweep, run_seeds, split_top_level
 from hri.cli import main
+from hri.files import plain_file_mode
 from hri.stats import WALL_CLOCK_KEYS
 
 HRI = [sys.executable, "-m", "hri.cli"]
@@ -80,6 +81,8 @@ def test_small_sweep_layout_and_results(tmp_path: Path, capsys: pytest.CaptureFi
                    "robot_time_s.full", "zone_entries.stop", "parts.delivered", "min_separation_m"):
         assert column in rows[0]
     assert rows[0]["seed"] == rows[2]["seed"] != rows[1]["seed"]
+    for path in (out / "batch.json", out / "results.parquet", out / "runs" / "c000-r0000" / "stats.json"):
+        assert path.stat().st_mode & 0o777 == plain_file_mode(), path  # not mkstemp's 0600
     # a second start with the same arguments skips everything; a different one refuses
     capsys.readouterr()
     assert main(["batch", "coexistence", "--runs", "2", "--duration", "5", "--seed", "3",

@@ -48,3 +48,19 @@ def test_a_run_written_as_it_goes_has_the_files_of_one_written_at_the_end(tmp_pa
         spilled_stats.pop(key), stats.pop(key)
     assert spilled_stats == stats
     assert sorted(os.listdir(tmp_path / "spilled")) == ["events.jsonl", "stats.json", "trajectory.csv"]
+
+
+def test_a_runs_files_are_as_readable_as_any_new_file(tmp_path):
+    """The hidden files that become a run's outputs are made by mkstemp (0600); renamed, they
+    have the mode the umask gives a new file, written at the end or as the run goes."""
+    previous = os.umask(0o022)
+    try:
+        run_scenario(load_scenario("coexistence"), 1.0, seed=1, out_dir=tmp_path / "run")
+        spool = Spool(lambda item: f"{item}\n")
+        spool.spill_to(tmp_path / "spilled.txt", every=1)
+        spool.append(1)
+        spool.write(tmp_path / "spilled.txt")
+    finally:
+        os.umask(previous)
+    for path in [*sorted((tmp_path / "run").iterdir()), tmp_path / "spilled.txt"]:
+        assert path.stat().st_mode & 0o777 == 0o644, path
