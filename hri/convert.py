@@ -8,7 +8,6 @@ project's own nodes the file uses, so Groot2 shows their ports.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import textwrap
 from pathlib import Path
@@ -19,6 +18,7 @@ from hri.bt.tree_files import Element
 from hri.bt.xml_loader import parse_xml
 from hri.bt.yaml_format import dump_yaml, parse_yaml
 from hri.errors import HriError
+from hri.files import write_atomic
 
 
 def xml_to_yaml(source: Path) -> str:
@@ -77,12 +77,8 @@ def convert_file(source: Path, target: Path | None) -> Path:
         target, text = target or source.with_suffix(".xml"), yaml_to_xml(source)
     else:
         raise HriError("a tree file ends in .xml, .yaml or .yml", str(source))
-    tmp = target.with_name(f".{target.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
+        write_atomic(target, text)
     except OSError as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise HriError(f"cannot write: {err.strerror or err}", str(target)) from None
     return target
