@@ -59,8 +59,12 @@ def plain_file_mode() -> int:
     """The mode a plain new file gets under this process's umask. The hidden files that become
     a run's outputs are made by ``mkstemp``, which makes them 0600; they get this mode before
     they are renamed, so outputs are as readable as any file the user makes."""
-    umask = os.umask(0)
-    os.umask(umask)
+    try:  # read, not set and reset: another thread may be creating a file meanwhile
+        with open("/proc/self/status") as status:
+            umask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        umask = os.umask(0)
+        os.umask(umask)
     return 0o666 & ~umask
 
 
