@@ -28,6 +28,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Polygon  # noqa: E402
 
 from hri.errors import HriError  # noqa: E402
+from hri.files import output_folder  # noqa: E402
 from hri.geometry import furniture_footprint  # noqa: E402
 
 if TYPE_CHECKING:
@@ -300,10 +301,8 @@ def write_plots(loaded: "Batch | RunDir", out_dir: Path) -> list[Path]:
     """Save the figures of a batch or a run into ``out_dir``; returns the paths."""
     from hri.report import Batch
 
+    output_folder(out_dir, "--plots")  # before the figures are drawn
     figures = batch_figures(loaded) if isinstance(loaded, Batch) else run_figures(loaded)
-    from hri.files import output_folder
-
-    output_folder(out_dir, "--plots")
     written = []
     for name, fig in figures.items():
         path = out_dir / name
