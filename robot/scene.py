@@ -45,6 +45,13 @@ def _advance(items: list[int], found: dict[int, float], radius: dict[int, float]
     return advance
 
 
+def _ratio(clearance: float, sweep: float) -> float:
+    """How far (a fraction of a segment) ``clearance`` lasts against ``sweep``; 0 for none."""
+    if clearance <= 0.0:
+        return 0.0
+    return clearance / sweep if sweep > 0.0 else math.inf
+
+
 def load_arm(client: int, urdf_path: Path, base_pose: Pose) -> int:
     """The arm's body in ``client``, fixed at ``base_pose``. Its cylinders stay cylinders
     (``URDF_USE_IMPLICIT_CYLINDER``): PyBullet otherwise turns each into a convex hull, and
@@ -120,6 +127,12 @@ class PlanningScene:
         self._reach = self.reach_matrix()
         self._axis_reach = self.reach_matrix(about_axes=True)  # for sweeps and speeds
         self._near_obstacles = self._obstacles_within_reach()
+        self._tops = {obstacle: p.getAABB(obstacle, physicsClientId=self.client)[1][2]
+                      for obstacle in self._near_obstacles}
+        # The first joint's axis is fixed in the world: a turn about it moves a point up or down
+        # by at most its reach times the axis's tilt from upright (not at all on a level base).
+        self._vertical_reach = self._axis_reach.copy()
+        self._vertical_reach[0] *= math.hypot(*self._first_axis()[:2])
         self._last_judged: tuple[bytes, bool] = (b"", False)
 
     def close(self) -> None:
@@ -208,7 +221,10 @@ class PlanningScene:
         free part of the segment is proven free, not sampled; a link (or pair) whose clearance
         covers the rest of the segment is not asked again. The checks are never closer than
         ``resolution`` rad (the fixed spacing of the sampling this replaces, and its
-        guarantee, where the arm works close to the table).
+        guarantee, where the arm works close to the table). A link above an obstacle's top
+        has a second proof: it cannot sink to it before the segment has advanced its height
+        over the top divided by how far the segment lifts or lowers it (:meth:`lifts`), which
+        for a turn of the base, the arm's longest move over a table, is small.
         """
         q0 = np.asarray(q0, float)
         delta = np.asarray(q1, float) - q0
@@ -216,7 +232,9 @@ class PlanningScene:
         if length == 0.0:
             return not check_start or self.configuration_valid(q0)
         link_sweep, pair_sweep = self.sweeps(np.abs(delta))
+        lift = self.lifts(np.abs(delta))
         links, pairs = list(range(len(link_sweep))), list(range(len(self.self_pairs)))
+        obstacles = list(self._near_obstacles)
         finest = 1.0 / max(1, int(math.ceil(length / resolution)))
         s = 0.0
         while True:
@@ -229,7 +247,7 @@ class PlanningScene:
             else:
                 self.set_configuration(q)
                 left = 1.0 - s
-                advance = min(self._obstacle_advance(links, link_sweep, left),
+                advance = min(self._obstacle_advance(links, obstacles, link_sweep, lift, left),
                               self._self_advance(pairs, pair_sweep, left))
                 if advance == -math.inf and judged:
                     return False
@@ -247,14 +265,42 @@ class PlanningScene:
                                if a >= 0 else float(link_sweep[b]) for a, b in self.self_pairs])
         return link_sweep, pair_sweep
 
-    def _obstacle_advance(self, links: list[int], sweep: np.ndarray, left: float) -> float:
+    def lifts(self, dq: np.ndarray) -> np.ndarray:
+        """How far, at most, each link moves up or down along a segment of joint changes ``dq``
+        (>= 0): as its sweep, less the first joint's turn, which moves no point up or down."""
+        return dq @ self._vertical_reach
+
+    def _obstacle_advance(self, links: list[int], obstacles: list[int], sweep: np.ndarray,
+                          lift: np.ndarray, left: float) -> float:
         """How far (a fraction of the segment) the arm can advance from the configuration set
-        before a link may come within ``margin`` of an obstacle (-inf: one is now). Links
-        proven free for the ``left`` of the segment are taken out of ``links``."""
+        before a link may come within ``margin`` of an obstacle (-inf: one is now).
+
+        Two proofs, per link and obstacle; the longer one counts. The clearance divided by the
+        link's ``sweep``; and, for a link above the obstacle's top, its height over the top
+        divided by ``lift``, how far it can sink (a turn of the first joint sweeps far but
+        lifts nothing: the arm carrying a part over the table is proven free in a few checks).
+        Links and obstacles proven free for the ``left`` of the segment are taken out of
+        ``links`` and ``obstacles``; an obstacle no link can sink to is not asked at all."""
         if not links:
             return math.inf
         radius = min(CLEARANCE_CAP_M, max(sweep[k] for k in links) * left)
-        return _advance(links, self.obstacle_clearances(radius), dict.fromkeys(links, radius), sweep, left)
+        lows = {k: p.getAABB(self.body, k, physicsClientId=self.client)[0][2] for k in links}
+        bounds = dict.fromkeys(links, math.inf)
+        for obstacle in list(obstacles):
+            top = self._tops[obstacle] + self.margin
+            lasts = {k: _ratio(lows[k] - top, lift[k]) for k in links}  # the heights' proof
+            if min(lasts.values()) < left:  # a link may sink to it: its clearances too
+                found = self._clearances_to(obstacle, radius)
+                for k in links:
+                    clearance = found.get(k, radius)
+                    lasts[k] = -math.inf if clearance <= 0.0 else max(lasts[k], _ratio(clearance, sweep[k]))
+            if min(lasts.values()) >= left:
+                obstacles.remove(obstacle)
+            for k in links:
+                bounds[k] = min(bounds[k], lasts[k])
+        for k in [k for k in links if bounds[k] >= left]:
+            links.remove(k)
+        return min(bounds.values())
 
     def _self_advance(self, pairs: list[int], sweep: np.ndarray, left: float) -> float:
         """As :meth:`_obstacle_advance`, for the self-collision pairs (indices into ``self_pairs``)."""
@@ -267,9 +313,16 @@ class PlanningScene:
         ``margin + radius`` are left out."""
         found: dict[int, float] = {}
         for obstacle in self._near_obstacles:
-            for point in p.getClosestPoints(self.body, obstacle, self.margin + radius, physicsClientId=self.client):
-                if point[3] >= 0:
-                    found[point[3]] = min(found.get(point[3], math.inf), point[8] - self.margin)
+            for link, clearance in self._clearances_to(obstacle, radius).items():
+                found[link] = min(found.get(link, math.inf), clearance)
+        return found
+
+    def _clearances_to(self, obstacle: int, radius: float) -> dict[int, float]:
+        """As :meth:`obstacle_clearances`, to one obstacle."""
+        found: dict[int, float] = {}
+        for point in p.getClosestPoints(self.body, obstacle, self.margin + radius, physicsClientId=self.client):
+            if point[3] >= 0:
+                found[point[3]] = min(found.get(point[3], math.inf), point[8] - self.margin)
         return found
 
     def self_clearances(self, radius: dict[int, float]) -> dict[int, float]:
@@ -347,6 +400,12 @@ class PlanningScene:
         if axis is not None:
             offset = offset - float(offset @ axis) * axis
         return float(np.linalg.norm(offset))
+
+    def _first_axis(self) -> np.ndarray:
+        """The first joint's axis in the world (fixed: the base does not move)."""
+        first = self.model.indices[0]
+        orientation = p.getLinkState(self.body, first, computeForwardKinematics=1, physicsClientId=self.client)[5]
+        return np.array(p.rotateVector(orientation, p.getJointInfo(self.body, first, physicsClientId=self.client)[13]))
 
     def _obstacles_within_reach(self) -> list[int]:
         """The obstacles the arm can come within ``margin`` of: their boxes are nearer to the
