@@ -20,19 +20,18 @@ def output_folder(path: Path | str, option: str) -> Path:
     a path that cannot be one is a one-line error naming the option, not a traceback at the
     end of a run."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise HriError(f"{option} {path}: is a file, not a folder")
+    check_output_folder(path, option)  # the same mistake, the same line, whichever command
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise HriError(f"{option} {path}: cannot create the folder: {err.strerror or err}") from None
-    check_writable(path, option)
     return path
 
 
 def check_output_folder(path: Path | str, option: str) -> None:
-    """As :func:`output_folder`, without creating anything: ``path`` is a folder one can write
-    in, or the folder nearest to it that exists is (the run makes the rest when it starts)."""
+    """As :func:`output_folder`, without creating anything (for ``run --out``, which makes
+    nothing before the run starts): ``path`` is a folder one can write in, or the folder
+    nearest to it that exists is."""
     path = Path(path)
     existing = path
     while not existing.exists() and existing != existing.parent:

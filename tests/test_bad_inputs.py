@@ -90,21 +90,26 @@ def test_command_line_mistake_gives_its_line(entry, tmp_path):
     assert not out.exists()
 
 
-OUTPUT_MISTAKES = [  # {file}: a plain file where a folder is wanted
+OUTPUT_MISTAKES = [  # {file}: a plain file where a folder is wanted; the same line from every command
     (["run", "coexistence", "--duration", "0.1", "--out", "{file}"], "--out {file}: is a file, not a folder"),
     (["run", "coexistence", "--duration", "0.1", "--out", "{file}/run"],
      "--out {file}/run: cannot create the folder: {file} is a file"),
     (["batch", "coexistence", "--runs", "1", "--duration", "0.1", "--out", "{file}"],
      "--out {file}: is a file, not a folder"),
     (["bench", "--only", "safety", "--scenario", "coexistence", "--safety-hours", "0.001", "--safety-run", "1",
-      "--safety-dir", "{file}/safety"], "--safety-dir {file}/safety: cannot create the folder: Not a directory"),
+      "--safety-dir", "{file}/safety"], "--safety-dir {file}/safety: cannot create the folder: {file} is a file"),
     (["convert", str(preset_path("coexistence").parent.parent / "trees" / "coexistence_person.xml"),
       "-o", "{file}/person.yaml"], "{file}/person.yaml: cannot write: Not a directory"),
+    (["run", "coexistence", "--duration", "0.1", "--out", "/proc/hri/run"],
+     "--out /proc/hri/run: cannot write in /proc: No such file or directory"),
+    (["batch", "coexistence", "--runs", "1", "--duration", "0.1", "--out", "/proc/hri/run"],
+     "--out /proc/hri/run: cannot write in /proc: No such file or directory"),
 ]
 
 
 @pytest.mark.parametrize("args, error", OUTPUT_MISTAKES,
-                         ids=["run --out", "run --out under", "batch --out", "bench --safety-dir", "convert -o"])
+                         ids=["run --out", "run --out under", "batch --out", "bench --safety-dir", "convert -o",
+                              "run --out in /proc", "batch --out in /proc"])
 def test_an_output_path_that_cannot_be_written_gives_its_line_before_any_work(args, error, tmp_path):
     """Where a command is to write (a folder or a file) is checked when it starts: one line
     naming the option, not a traceback after the run."""
