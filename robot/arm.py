@@ -377,6 +377,12 @@ class RobotArm:
             self._motion.brake()
         self._status = MotionStatus.FAILED
 
+    @property
+    def command(self) -> tuple[list[float], list[float]] | None:
+        """The last motor command sent (target positions and velocities), None before the first;
+        a new tuple whenever the command changes."""
+        return self._commanded
+
     def _command(self, q: list[float], qdot: list[float]) -> None:
         """Position control towards ``q`` with feed-forward ``qdot``. A command equal to the last
         one is not sent again: the motors keep their targets, and the arm rests in many steps."""

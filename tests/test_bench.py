@@ -16,11 +16,13 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pybullet as p
 import pytest
 from rich.console import Console
 
 from hri.bench import BENCHMARKS, BenchSettings, add_bench_parser, bench_command, run_benchmarks
-from hri.bench.bare_pybullet import build_bare_world, world_counts
+from hri.bench.bare_pybullet import ArmCommands, build_bare_world, step_bare_moving, world_counts
 from hri.bench.registry import ON_REQUEST
 from hri.bench.report import print_report
 from hri.bench.step_breakdown import COMPONENTS, STEP_KINDS, ExclusiveTimer, instrument, instrumented_step, measure_once, per_step
@@ -57,10 +59,10 @@ def test_document_has_every_benchmark(document: dict) -> None:
 def test_realtime_factor_beside_bare_pybullet(document: dict) -> None:
     r = document["results"]["realtime"]["coexistence"]
     assert r["steps"] == 120 and r["physics_rate_hz"] == 240
-    for key in ("full_rtf", "bare_rtf", "ratio", "setup_s"):
+    for key in ("full_rtf", "bare_rtf", "ratio", "bare_moving_rtf", "ratio_moving", "setup_s"):
         assert len(r[key]["runs"]) == 2 and all(_positive(v) for v in r[key]["runs"])
         assert min(r[key]["runs"]) <= r[key]["median"] <= max(r[key]["runs"])
-    assert _positive(r["full_step_us"]) and _positive(r["bare_step_us"])
+    assert _positive(r["full_step_us"]) and _positive(r["bare_step_us"]) and _positive(r["bare_moving_step_us"])
 
 
 def test_breakdown_has_every_component(document: dict) -> None:
@@ -110,6 +112,24 @@ def test_tables_show_every_benchmark(document: dict) -> None:
                   "Memory"):
         assert title in text
     assert "physics (stepSimulation)" in text and "split process" in text
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_bare_moving_world_moves_the_arm_as_the_run_did(name: str) -> None:
+    """The run's motor commands, replayed on their steps in the bare world, put the arm where
+    the run's arm ended, to the bit; the arm has moved."""
+    scenario = load_scenario(name)
+    commands = ArmCommands()
+    with Simulation(scenario, seed=0, observers=[commands]) as sim:
+        sim.run(8.0)
+        steps, ended = sim.step_count, sim.robot.joint_positions()
+        home = np.array(sim.robot.home)
+    with build_bare_world(scenario, seed=0) as bare:
+        step_bare_moving(bare, steps, commands.changes)
+        joints = bare.motors["jointIndices"]
+        replayed = np.array([state[0] for state in p.getJointStates(bare.robot_id, joints, physicsClientId=bare.client)])
+    assert np.max(np.abs(ended - home)) > 0.1
+    assert np.array_equal(replayed, ended)
 
 
 @pytest.mark.parametrize("name", PRESETS)

@@ -7,6 +7,11 @@ posed once in its rest pose at the person's start), the robot URDF at its base h
 pose under position control (the gains and forces of :class:`hri.robot.arm.RobotArm`), and the
 parts the feeders put out at the start (:class:`hri.parts.PartManager`, same seed). After that
 only ``stepSimulation`` runs: no trees, no animation, no queries, no messages.
+
+The arm holds still there, so the bare world pays nothing for its motion. For a second
+figure, :func:`step_bare_moving` gives the arm the motor commands a run of the simulation
+sent (:class:`ArmCommands` records them), on the same steps: the physics of the same bodies
+with the arm moving as it did, which is what the simulation's physics costs at the least.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class BareWorld:
     dt: float
     robot_id: int
     humanoid_id: int
+    motors: dict  # setJointMotorControlArray's arguments but the targets (RobotArm's)
 
     def close(self) -> None:
         p.disconnect(physicsClientId=self.client)
@@ -38,8 +44,9 @@ class BareWorld:
         self.close()
 
 
-def _hold_robot(client: int, scenario: Scenario) -> int:
-    """The robot URDF at its base, reset to and held at its home pose (RobotArm._command)."""
+def _hold_robot(client: int, scenario: Scenario) -> tuple[int, dict]:
+    """The robot URDF at its base, reset to and held at its home pose (RobotArm._command); its
+    body and the motor command's arguments but the targets."""
     from hri.robot.arm import DEFAULT_URDF, RobotConfig
     from hri.robot.scene import load_arm
     from hri.robot.scene import read_joint_model
@@ -53,11 +60,11 @@ def _hold_robot(client: int, scenario: Scenario) -> int:
     for j, q in zip(joints, config.home):
         p.resetJointState(body, j, float(q), 0.0, physicsClientId=client)
     n = len(joints)
-    p.setJointMotorControlArray(body, joints, p.POSITION_CONTROL, targetPositions=list(config.home),
-                                targetVelocities=[0.0] * n, forces=[float(f) for f in model.max_effort],
-                                positionGains=[config.position_gain] * n,
-                                velocityGains=[config.velocity_gain] * n, physicsClientId=client)
-    return body
+    motors = {"bodyUniqueId": body, "jointIndices": joints, "controlMode": p.POSITION_CONTROL,
+              "forces": [float(f) for f in model.max_effort], "positionGains": [config.position_gain] * n,
+              "velocityGains": [config.velocity_gain] * n, "physicsClientId": client}
+    p.setJointMotorControlArray(targetPositions=list(config.home), targetVelocities=[0.0] * n, **motors)
+    return body, motors
 
 
 def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
@@ -79,7 +86,7 @@ def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
         humanoid = HumanoidBody(client)
         heading = 0.0 if start.has_null_orientation else start.yaw
         humanoid.apply(ClipLibrary.default().rest_pose(), start.x, start.y, heading)
-        robot = _hold_robot(client, scenario)
+        robot, motors = _hold_robot(client, scenario)
         # The same parts as the simulation's at its start: Simulation spawns its seeds the same way.
         parts_seed = np.random.SeedSequence(int(seed)).spawn(5)[3]
         parts = PartManager(client, data.get("parts") or {}, scenario.areas, furniture, data["furniture"],
@@ -88,7 +95,7 @@ def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
     except BaseException:
         p.disconnect(physicsClientId=client)
         raise
-    return BareWorld(client, dt, robot, humanoid.body_id)
+    return BareWorld(client, dt, robot, humanoid.body_id, motors)
 
 
 def step_bare(world: BareWorld, steps: int) -> float:
@@ -96,6 +103,52 @@ def step_bare(world: BareWorld, steps: int) -> float:
     step, client = p.stepSimulation, world.client
     start = time.perf_counter()
     for _ in range(steps):
+        step(physicsClientId=client)
+    return time.perf_counter() - start
+
+
+class ArmCommands:
+    """An observer of a :class:`hri.sim.Simulation` run (it changes nothing): the arm's motor
+    commands, each with the index of the first physics step it was in force for."""
+
+    def __init__(self) -> None:
+        self.changes: list[tuple[int, list[float], list[float]]] = []
+        self._last: tuple | None = None
+
+    def start(self, sim) -> None:
+        pass
+
+    def after_step(self, sim) -> None:
+        command = sim.robot.command
+        if command is not self._last and command is not None:
+            self._last = command
+            self.changes.append((sim.step_count - 1, *command))
+
+    def finish(self, sim) -> None:
+        pass
+
+
+def record_arm_commands(scenario: Scenario, duration_s: float, seed: int) -> list[tuple[int, list, list]]:
+    """The arm's motor commands in a run of ``scenario`` (see :class:`ArmCommands`)."""
+    from hri.sim import Simulation
+
+    commands = ArmCommands()
+    with Simulation(scenario, seed, observers=[commands]) as sim:
+        sim.run(duration_s)
+    return commands.changes
+
+
+def step_bare_moving(world: BareWorld, steps: int, commands: list[tuple[int, list, list]]) -> float:
+    """As :func:`step_bare`, the arm given ``commands`` (from :func:`record_arm_commands`) on
+    their steps, as the simulation gave them; the wall time in seconds."""
+    step, control, client, motors = p.stepSimulation, p.setJointMotorControlArray, world.client, world.motors
+    pending = iter(commands)
+    change = next(pending, None)
+    start = time.perf_counter()
+    for k in range(steps):
+        if change is not None and change[0] == k:
+            control(targetPositions=change[1], targetVelocities=change[2], **motors)
+            change = next(pending, None)
         step(physicsClientId=client)
     return time.perf_counter() - start
 

@@ -4,6 +4,12 @@ stepping the same world (:mod:`hri.bench.bare_pybullet`) for the same number of 
 Each repeat runs the full simulation and then the bare world, interleaved, so a change of
 load on the machine hits both alike. The ratio full/bare (of real-time factors, which is
 bare step time / full step time) says how much of the physical limit the simulator keeps.
+
+The bare world's arm holds still. A third world per repeat, *bare moving*, is the bare world
+with the arm given the motor commands of a run with the same seed (recorded once, untimed,
+and replayed on the same steps: the arm ends where the run's did, to the bit), so its
+physics is the run's with nothing else; full/bare moving says how much of that the simulator
+keeps.
 """
 
 from __future__ import annotations
@@ -39,27 +45,46 @@ def run_bare(scenario: "Scenario", steps: int, seed: int) -> dict[str, float]:
     return {"steps": steps, "wall_s": wall, "rtf": steps * world.dt / wall}
 
 
+def run_bare_moving(scenario: "Scenario", steps: int, seed: int, commands: list) -> dict[str, float]:
+    from hri.bench.bare_pybullet import build_bare_world, step_bare_moving
+
+    with build_bare_world(scenario, seed) as world:
+        wall = step_bare_moving(world, steps, commands)
+    return {"steps": steps, "wall_s": wall, "rtf": steps * world.dt / wall}
+
+
 def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, Any]:
+    from hri.bench.bare_pybullet import record_arm_commands
+
     scenario = load(name)
     dt = 1.0 / scenario.sim("physics_rate_hz")
     steps = int(math.floor(settings.duration_s / dt + 1e-9))  # what Simulation.run does
-    full, bare = [], []
+    say(f"realtime: {name}: recording the arm's commands")
+    commands = record_arm_commands(scenario, settings.duration_s, settings.seed)
+    full, bare, moving = [], [], []
     for k in range(settings.repeat):
         say(f"realtime: {name} {k + 1}/{settings.repeat}")
         full.append(run_full(scenario, settings.duration_s, settings.seed))
         bare.append(run_bare(scenario, full[-1]["steps"], settings.seed))
-    ratios = [f["rtf"] / b["rtf"] for f, b in zip(full, bare)]
+        moving.append(run_bare_moving(scenario, full[-1]["steps"], settings.seed, commands))
     full_rtf = statistics.median(f["rtf"] for f in full)
-    bare_rtf = statistics.median(b["rtf"] for b in bare)
     return {
         "physics_rate_hz": sig(1.0 / dt), "steps": steps, "sim_s": sig(steps * dt),
         "full_rtf": summary([f["rtf"] for f in full]),
-        "bare_rtf": summary([b["rtf"] for b in bare]),
-        "ratio": summary(ratios),  # median of the per-repeat ratios (paired measurements)
         "full_step_us": sig(dt / full_rtf * 1e6),
-        "bare_step_us": sig(dt / bare_rtf * 1e6),
         "setup_s": summary([f["setup_s"] for f in full]),
+        **_beside(full, bare, dt, ""),
+        **_beside(full, moving, dt, "_moving"),
     }
+
+
+def _beside(full: list[dict], other: list[dict], dt: float, suffix: str) -> dict[str, Any]:
+    """A bare world's figures (keys ``bare{suffix}_rtf``, ``bare{suffix}_step_us``) and the
+    ratio full/bare (``ratio{suffix}``: the median of the per-repeat ratios, paired runs)."""
+    rtf = statistics.median(b["rtf"] for b in other)
+    return {f"bare{suffix}_rtf": summary([b["rtf"] for b in other]),
+            f"ratio{suffix}": summary([f["rtf"] / b["rtf"] for f, b in zip(full, other)]),
+            f"bare{suffix}_step_us": sig(dt / rtf * 1e6)}
 
 
 def run(settings: BenchSettings, say: Say) -> dict[str, Any]:
