@@ -142,7 +142,10 @@ class _Problem:
             bounded = self.run(q_start, bounded=True)
             bounded.iterations += free.iterations
             return bounded
-        return self.measure(self.chain.clip(q), free.iterations)
+        q = self.chain.clip(q)
+        if np.array_equal(q, free.q):  # neither turned nor clipped: as measured at the end of the run
+            return free
+        return self.measure(q, free.iterations)
 
     def measure(self, q: np.ndarray, iterations: int) -> _Attempt:
         _, _, cost, tip = self.evaluate(q)
