@@ -122,7 +122,7 @@ class ArmCommands:
         command = sim.robot.command
         if command is not self._last and command is not None:
             self._last = command
-            self.changes.append((sim.step_count - 1, *command))
+            self.changes.append((sim.step_count - 1, list(command[0]), list(command[1])))
 
     def finish(self, sim) -> None:
         pass
