@@ -37,19 +37,12 @@ def run_full(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, fl
     return {"steps": steps, "wall_s": wall, "setup_s": setup_s, "rtf": steps * sim.dt / wall}
 
 
-def run_bare(scenario: "Scenario", steps: int, seed: int) -> dict[str, float]:
-    from hri.bench.bare_pybullet import build_bare_world, step_bare
+def run_bare(scenario: "Scenario", steps: int, seed: int, commands: list | None = None) -> dict[str, float]:
+    """The bare world stepped ``steps`` times; with ``commands``, the arm moving by them."""
+    from hri.bench.bare_pybullet import build_bare_world, step_bare, step_bare_moving
 
     with build_bare_world(scenario, seed) as world:
-        wall = step_bare(world, steps)
-    return {"steps": steps, "wall_s": wall, "rtf": steps * world.dt / wall}
-
-
-def run_bare_moving(scenario: "Scenario", steps: int, seed: int, commands: list) -> dict[str, float]:
-    from hri.bench.bare_pybullet import build_bare_world, step_bare_moving
-
-    with build_bare_world(scenario, seed) as world:
-        wall = step_bare_moving(world, steps, commands)
+        wall = step_bare(world, steps) if commands is None else step_bare_moving(world, steps, commands)
     return {"steps": steps, "wall_s": wall, "rtf": steps * world.dt / wall}
 
 
@@ -66,7 +59,7 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
         say(f"realtime: {name} {k + 1}/{settings.repeat}")
         full.append(run_full(scenario, settings.duration_s, settings.seed))
         bare.append(run_bare(scenario, full[-1]["steps"], settings.seed))
-        moving.append(run_bare_moving(scenario, full[-1]["steps"], settings.seed, commands))
+        moving.append(run_bare(scenario, full[-1]["steps"], settings.seed, commands))
     full_rtf = statistics.median(f["rtf"] for f in full)
     return {
         "physics_rate_hz": sig(1.0 / dt), "steps": steps, "sim_s": sig(steps * dt),
