@@ -132,7 +132,7 @@ class PlanningScene:
         # The first joint's axis is fixed in the world: a turn about it moves a point up or down
         # by at most its reach times the axis's tilt from upright (not at all on a level base).
         self._vertical_reach = self._axis_reach.copy()
-        self._vertical_reach[0] *= math.hypot(*self._first_axis()[:2])
+        self._vertical_reach[0] *= math.hypot(*self._world_axis(self.model.indices[0])[:2])
         self._last_judged: tuple[bytes, bool] = (b"", False)
 
     def close(self) -> None:
@@ -383,8 +383,7 @@ class PlanningScene:
                                 for z in (lo[2], hi[2])])
             origins.append(origin)
             radii.append(float(np.max(np.linalg.norm(corners - origin, axis=1))))
-            axis = p.getJointInfo(self.body, link, physicsClientId=self.client)[13]
-            axes.append(np.array(p.rotateVector(state[5], axis)) if any(axis) else np.zeros(3))
+            axes.append(self._world_axis(link))
         reach = np.zeros((len(self.model.indices), self.model.num_links))
         for i in range(len(self.model.indices)):
             along = 0.0
@@ -401,11 +400,14 @@ class PlanningScene:
             offset = offset - float(offset @ axis) * axis
         return float(np.linalg.norm(offset))
 
-    def _first_axis(self) -> np.ndarray:
-        """The first joint's axis in the world (fixed: the base does not move)."""
-        first = self.model.indices[0]
-        orientation = p.getLinkState(self.body, first, computeForwardKinematics=1, physicsClientId=self.client)[5]
-        return np.array(p.rotateVector(orientation, p.getJointInfo(self.body, first, physicsClientId=self.client)[13]))
+    def _world_axis(self, link: int) -> np.ndarray:
+        """The axis of the joint before ``link`` in the world, in the configuration set (zero
+        for a fixed joint). The first joint's is the same in every configuration."""
+        axis = p.getJointInfo(self.body, link, physicsClientId=self.client)[13]
+        if not any(axis):
+            return np.zeros(3)
+        orientation = p.getLinkState(self.body, link, computeForwardKinematics=1, physicsClientId=self.client)[5]
+        return np.array(p.rotateVector(orientation, axis))
 
     def _obstacles_within_reach(self) -> list[int]:
         """The obstacles the arm can come within ``margin`` of: their boxes are nearer to the
