@@ -29,6 +29,16 @@ def _qmul(a, b) -> tuple[float, float, float, float]:
     bx, by, bz, bw = b
     return (aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
             aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz)
+
+
+def pelvis_position(root: list[float], x: float, y: float, heading: float) -> tuple[float, float, float]:
+    """Where the pelvis is in the world for a pose's ``root`` offset, the person standing at
+    (x, y) facing ``heading``."""
+    c, s = math.cos(heading), math.sin(heading)
+    rx, ry, rz = root
+    return (x + c * rx - s * ry, y + s * rx + c * ry, rz)
+
+
 _CHEST, _SHOULDER, _ELBOW = BALL_JOINTS.index("chest"), BALL_JOINTS.index("right_shoulder"), HINGE_JOINTS.index("right_elbow")
 
 
@@ -89,9 +99,7 @@ class HumanoidBody:
         NumPy: this runs whenever the person is posed, and small-array NumPy calls cost more
         than the arithmetic.
         """
-        c, s = math.cos(heading), math.sin(heading)
-        rx, ry, rz = pose.root.tolist()
-        position = (x + c * rx - s * ry, y + s * rx + c * ry, rz)
+        position = pelvis_position(pose.root.tolist(), x, y, heading)
         half = 0.5 * heading
         orientation = _qmul(_qmul((0.0, 0.0, math.sin(half), math.cos(half)), pose.root_rotation.tolist()),
                             _MODEL_TO_WORLD)

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hri.actor.animation import BodyPose, ClipLibrary, blend
-from hri.actor.body import HumanoidBody
+from hri.actor.animation import BodyPose, ClipLibrary, blend, blend_root
+from hri.actor.body import HumanoidBody, pelvis_position
 from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
@@ -61,7 +61,7 @@ class _Leg:
     turn2: float
     settle: float
 
-    @property
+    @functools.cached_property
     def duration(self) -> float:
         return self.turn1 + self.walk + self.turn2 + self.settle
 
@@ -69,6 +69,31 @@ class _Leg:
     def ends(self) -> tuple[float, float, float, float]:
         """When each segment ends (turn, walk, turn, settle), seconds after the start."""
         return tuple(itertools.accumulate((self.turn1, self.walk, self.turn2, self.settle)))
+
+    @functools.cached_property
+    def _line(self) -> tuple[float, float, float, float]:
+        """Start x, y and direction x, y as plain numbers: :meth:`at` runs every physics step
+        while the person walks (the same numbers as the arrays' arithmetic)."""
+        return (*self.start_xy.tolist(), *self.direction.tolist())
+
+    def at(self, t: float, x: float, y: float) -> tuple[int, float, float, float, float]:
+        """``t`` s into the leg: the segment (0 turn, 1 walk, 2 turn, 3 and on settle), where
+        the person stands (at (x, y) while turning towards the walk) and faces, and how far the
+        segment has got (the angle turned, or the distance walked; 0 settling)."""
+        ends = self.ends
+        sx, sy, dx, dy = self._line
+        segment = bisect.bisect_right(ends, t)
+        if segment == 0:
+            turned = (t / self.turn1) * wrap_angle(self.walk_heading - self.start_heading)
+            return segment, x, y, self.start_heading + turned, turned
+        if segment == 1:
+            walked = min(self.distance, (t - ends[0]) * self.speed)
+            return segment, sx + walked * dx, sy + walked * dy, self.walk_heading, walked
+        x, y = sx + self.distance * dx, sy + self.distance * dy
+        if segment == 2:
+            turned = ((t - ends[1]) / self.turn2) * wrap_angle(self.final_heading - self.walk_heading)
+            return segment, x, y, self.walk_heading + turned, turned
+        return segment, x, y, self.final_heading, 0.0
 
 
 class ActorPlugin:
@@ -99,9 +124,10 @@ class ActorPlugin:
         self.walking_area = walking_area
         self.state = ActorState.SETUP
         self._body = HumanoidBody(client)
-        self._xy = np.array([start_pose.x, start_pose.y], float)
+        self._xy = (float(start_pose.x), float(start_pose.y))  # where the person stands
         self._heading = 0.0 if start_pose.has_null_orientation else start_pose.yaw
         self._rest = clips.rest_pose()
+        self._rest_root = self._rest.root.tolist()
         self._shown: BodyPose = self._rest
         self._blend_from: BodyPose | None = None
         self._blend_start = 0.0
@@ -146,20 +172,26 @@ class ActorPlugin:
         return cached[1]
 
     def pose_at(self, t: float) -> Pose:
-        """Where the pelvis is at simulated time ``t`` (at or after the last step), without
-        posing the body: while walking, the last pose moved on along the walk by the time
-        since, as the next step would place it (the clip's small root sway and a turn's
-        heading follow at that step). Cheap: for the safety monitor between the steps."""
-        m = self._movement
-        if self.state != ActorState.MOVEMENT or m is None or t <= self._state_time:
+        """Where the pelvis is at simulated time ``t`` (after the last step), without posing
+        the body: where a step (or a preview) to ``t`` would put it, walk, turns, sway, clips
+        and blends included, from the pelvis offsets alone (a few microseconds; a preview
+        costs a hundred). For the safety monitor between the person's steps: its zones must
+        not flicker when the body is posed again."""
+        ahead = t - self._state_time
+        if ahead <= 0.0 or self.state == ActorState.SETUP:
             return self.pose
-        ends = m.ends
-        walked = min(m.distance, max(0.0, min(self._move_elapsed + t - self._state_time, ends[1]) - ends[0]) * m.speed)
-        x = m.start_xy[0] + walked * m.direction[0]
-        y = m.start_xy[1] + walked * m.direction[1]
-        pelvis, posed_x, posed_y, h = self._posed
-        return Pose(float(pelvis[0] + x - posed_x), float(pelvis[1] + y - posed_y),
-                    float(pelvis[2]), 0.0, 0.0, math.sin(h / 2.0), math.cos(h / 2.0))
+        if self.state == ActorState.MOVEMENT:
+            x, y, heading, root = self._movement_ahead(ahead)
+        elif self.state == ActorState.ANIMATION:
+            (x, y), heading = self._xy, self._heading
+            root = self._clip_root_ahead(ahead)
+        elif self._blend_from is not None:  # IDLE, blending into its pose
+            (x, y), heading = self._xy, self._heading
+            root = self._shown_root(self._idle_pose().root.tolist(), ahead, False)
+        else:
+            return self.pose  # IDLE: nothing moves
+        px, py, pz = pelvis_position(root, x, y, heading)
+        return Pose(px, py, pz, 0.0, 0.0, math.sin(heading / 2.0), math.cos(heading / 2.0))
 
     @property
     def progress(self) -> float:
@@ -230,7 +262,10 @@ class ActorPlugin:
         elif self.state == ActorState.ANIMATION:
             self._step_animation(dt)
         else:
-            self._show(self._idle_target if self._idle_target is not None else self._shown, dt)
+            self._show(self._idle_pose(), dt)
+
+    def _idle_pose(self) -> BodyPose:
+        return self._idle_target if self._idle_target is not None else self._shown
 
     # ------------------------------------------------------------------ states
     def _setup(self, sim_time: float) -> None:
@@ -304,10 +339,10 @@ class ActorPlugin:
         speed = self.walk_speed or stride / walk.duration
         goal = (float(target.x), float(target.y))
         far = math.dist(goal, self._xy) > self.min_distance
-        corners = self.walking_area.route((float(self._xy[0]), float(self._xy[1])), goal) \
+        corners = self.walking_area.route(self._xy, goal) \
             if far and self.walking_area is not None else [goal]
         legs: list[_Leg] = []
-        xy, heading = self._xy.copy(), self._heading
+        xy, heading = np.array(self._xy), self._heading
         for k, corner in enumerate(corners):
             last = k == len(corners) - 1
             leg = self._leg(xy, heading, np.array(corner), target if last else None, stride, speed)
@@ -334,38 +369,32 @@ class ActorPlugin:
                     float(stride), float(speed), turn1, distance / speed, turn2,
                     self.blend_time if target is not None else 0.0)
 
+    def _leg_after(self, elapsed: float) -> tuple[int, float, float]:
+        """The leg the movement is in when the current one has run ``elapsed`` s: its index,
+        the time into it, and the seconds of the legs before it."""
+        index, done = self._leg_index, self._legs_done_s
+        while elapsed >= self._legs[index].duration and index + 1 < len(self._legs):
+            elapsed -= self._legs[index].duration  # on to the next leg, with the time left over
+            done += self._legs[index].duration
+            index += 1
+        return index, elapsed, done
+
     def _step_movement(self, dt: float) -> None:
-        m = self._movement
-        self._move_elapsed += dt
-        while self._move_elapsed >= m.duration and self._leg_index + 1 < len(self._legs):
-            self._move_elapsed -= m.duration  # on to the next leg, with the time left over
-            self._legs_done_s += m.duration
-            self._leg_index += 1
-            m = self._movement = self._legs[self._leg_index]
-            self._segment = -1
-        t = self._move_elapsed
-        ends = m.ends
-        segment = bisect.bisect_right(ends, t)
+        index, t, self._legs_done_s = self._leg_after(self._move_elapsed + dt)
+        if index != self._leg_index:
+            self._leg_index, self._segment = index, -1
+            self._movement = self._legs[index]
+        m, self._move_elapsed = self._movement, t
+        segment, x, y, self._heading, done = m.at(t, *self._xy)
+        self._xy = (x, y)
         if segment != self._segment:
             self._segment = segment
             self._start_blend()
-        if segment == 0:  # turn towards the target, stepping in place
-            turned = (t / m.turn1) * wrap_angle(m.walk_heading - m.start_heading)
-            self._heading = m.start_heading + turned
-            target = self._turn_pose(turned)
+        if segment in (0, 2):  # turning in place, stepping
+            target = self._turn_pose(self._turn_phase(m, segment, done))
         elif segment == 1:  # walk: the cycle's phase is the distance walked per stride
-            self._heading = m.walk_heading
-            s = min(m.distance, (t - ends[0]) * m.speed)
-            self._xy = m.start_xy + s * m.direction
-            target = self.clips.walk.sample_phase(s / m.stride)
-        elif segment == 2:  # turn to the target orientation
-            self._xy = m.start_xy + m.distance * m.direction
-            turned = ((t - ends[1]) / m.turn2) * wrap_angle(m.final_heading - m.walk_heading)
-            self._heading = m.walk_heading + turned
-            target = self._turn_pose(turned, m.distance / m.stride)
+            target = self.clips.walk.sample_phase(done / m.stride)
         else:  # legs back to the rest pose
-            self._xy = m.start_xy + m.distance * m.direction
-            self._heading = m.final_heading
             target = self._rest
         self._show(target, dt)
         if t >= m.duration:
@@ -379,10 +408,53 @@ class ActorPlugin:
         total = self._move_total_s
         self._progress = min((self._legs_done_s + t) / total, 0.999) if total > 0 else 0.999
 
-    def _turn_pose(self, turned: float, phase0: float = 0.0) -> BodyPose:
-        walk = self.clips.walk
-        phase = phase0 + abs(turned) * TURN_STEP_RADIUS / walk.stride
-        return blend(self._rest, walk.sample_phase(phase), TURN_STEP_AMPLITUDE)
+    def _turn_phase(self, m: _Leg, segment: int, turned: float) -> float:
+        """The walk cycle's phase of the steps in place while turning (from where the walk left it)."""
+        phase0 = 0.0 if segment == 0 else m.distance / m.stride
+        return phase0 + abs(turned) * TURN_STEP_RADIUS / self.clips.walk.stride
+
+    def _turn_pose(self, phase: float) -> BodyPose:
+        return blend(self._rest, self.clips.walk.sample_phase(phase), TURN_STEP_AMPLITUDE)
+
+    # ------------------------------------------------------------------ the pelvis ahead (pose_at)
+    def _movement_ahead(self, ahead: float) -> tuple[float, float, float, list[float]]:
+        """:meth:`_step_movement` by ``ahead`` s for the pelvis alone, changing nothing: where
+        the person stands, faces, and the pose's root offset."""
+        t, m, index = self._move_elapsed + ahead, self._movement, self._leg_index
+        if t >= m.duration:
+            index, t, _done = self._leg_after(t)
+            m = self._legs[index]
+        segment, x, y, heading, done = m.at(t, *self._xy)
+        if t >= m.duration:  # the movement ends: the rest pose, no blend
+            return x, y, heading, self._rest_root
+        if segment == 1:
+            target = self.clips.walk.root_at_phase(done / m.stride)
+        elif segment in (0, 2):
+            walk_root = self.clips.walk.root_at_phase(self._turn_phase(m, segment, done))
+            target = blend_root(self._rest_root, walk_root, TURN_STEP_AMPLITUDE)
+        else:
+            target = self._rest_root
+        new_blend = index != self._leg_index or segment != self._segment
+        return x, y, heading, self._shown_root(target, ahead, new_blend)
+
+    def _clip_root_ahead(self, ahead: float) -> list[float]:
+        """The root offset :meth:`_step_animation` would show ``ahead`` s on."""
+        clip_time = self._clip_time + ahead * self._clip_speed
+        if clip_time >= self._clip.duration:  # played through: its end pose, no blend
+            return self._clip.root_at(self._clip.duration)
+        return self._shown_root(self._clip.root_at(clip_time), ahead, False)
+
+    def _shown_root(self, target: list[float], ahead: float, new_blend: bool) -> list[float]:
+        """The root offset :meth:`_show` would show ``ahead`` s on, for a target's root offset."""
+        if new_blend:
+            start, elapsed = self._shown, ahead
+        elif self._blend_from is not None:
+            start, elapsed = self._blend_from, self._blend_elapsed + ahead
+        else:
+            return target
+        if self.blend_time > 0.0 and elapsed / self.blend_time < 1.0:
+            return blend_root(start.root.tolist(), target, smoothstep(elapsed / self.blend_time))
+        return target
 
     # ------------------------------------------------------------------ animation
     def _step_animation(self, dt: float) -> None:
@@ -417,6 +489,6 @@ class ActorPlugin:
         self._shown = target
 
     def _apply(self) -> None:
-        x, y, heading = float(self._xy[0]), float(self._xy[1]), self._heading
+        (x, y), heading = self._xy, self._heading
         position, _ = self._body.apply(self._shown, x, y, heading)
         self._posed = (position, x, y, heading)

@@ -261,15 +261,15 @@ class Simulation:
         return (self.person_every - 1) * self.dt if animation == STEP else 0.0
 
     def _person_now(self, posed: bool) -> Pose:
-        """The pelvis pose after this step: as posed, or followed along the walk."""
+        """The pelvis pose after this step: as posed, or where a posing would put it."""
         return self.plugin.pose if posed else self.plugin.pose_at(self.now())
 
     def _person_due(self) -> str:
         """``STEP``: the person acts and is animated, at ``simulation.person_rate_hz``;
         ``PREVIEW``: the body is only posed where it is, for the safety monitor's separation
         query after this step (near the robot, every step), which must not change what the
-        person does; ``""``: neither, and the monitor follows the pelvis along the walk
-        (``ActorPlugin.pose_at``). The same with a view: a view never changes a run."""
+        person does; ``""``: neither, and the monitor takes the pelvis where a posing
+        would put it (``ActorPlugin.pose_at``). The same with a view: a view never changes a run."""
         if self.step_count % self.person_every == 0:
             return STEP
         return PREVIEW if self.monitor.separation_due((self.step_count + 1) * self.dt) else ""

@@ -398,3 +398,39 @@ def test_a_preview_poses_the_body_as_a_step_would_and_changes_nothing_the_person
     states = [m.state for m in plain.endpoint.feedback]
     assert ActorState.MOVEMENT in states and ActorState.ANIMATION in states and states[-1] == ActorState.IDLE
     assert None not in probes.values()
+
+
+def test_between_its_steps_the_pelvis_is_where_the_next_posing_puts_it(client, clips):
+    """The safety monitor decides zones from ``pose_at`` between the person's steps: it must
+    be where a preview (the body posed as a step would pose it) puts the pelvis, through
+    walks around furniture (several legs), turns, the walk's sway, clips, and the blends
+    after a cancel; else a zone border flickers when the body is posed again."""
+    every = 12  # the person's own steps: 20 Hz at 240 Hz physics
+    area = WalkingArea(box(0.0, 0.0, 8.0, 6.0), [box(3.0, 1.0, 4.0, 4.0)], clearance=0.35)
+    runner = Runner(client, clips, Pose.from_xy_yaw(1.0, 1.5, 0.0), walking_area=area)
+    plugin = runner.plugin
+    script = {12: ActionMessage(ActorState.MOVEMENT, "walk", 0.0, Pose.from_xy_yaw(6.0, 1.5, math.pi / 2), 1),
+              3000: ActionMessage(ActorState.ANIMATION, "low_grab", 1.3, Pose(), 2),
+              3300: ActionMessage(ActorState.IDLE, sequence=3),
+              3600: ActionMessage(ActorState.MOVEMENT, "walk", 0.0, Pose.from_xy_yaw(1.0, 5.0, 0.0), 4),
+              4200: ActionMessage(ActorState.IDLE, sequence=5)}
+    checked, moved = collections.Counter(), collections.Counter()
+    for k in range(1, 4800):
+        t = k * DT
+        if k % every == 0:
+            if k in script:
+                runner.send(script[k])
+            plugin.step(t, DT)
+            continue
+        last = plugin.pose
+        ahead = plugin.pose_at(t + DT)
+        legs = plugin._leg_index
+        plugin.preview(t, DT)
+        posed = plugin.pose
+        assert (ahead.x, ahead.y, ahead.z) == pytest.approx((posed.x, posed.y, posed.z), abs=1e-9), (k, plugin.state)
+        assert abs(math.remainder(ahead.yaw - posed.yaw, 2 * math.pi)) < 1e-9
+        state = plugin.state.name + (f" leg {legs}" if plugin.state == ActorState.MOVEMENT else "")
+        checked[state] += 1
+        moved[state] += math.hypot(posed.x - last.x, posed.y - last.y) > 1e-4
+    assert {"MOVEMENT leg 0", "MOVEMENT leg 1", "ANIMATION", "IDLE"} <= set(checked)
+    assert all(moved[state] > 20 for state in ("MOVEMENT leg 0", "MOVEMENT leg 1", "ANIMATION", "IDLE")), moved
