@@ -252,8 +252,10 @@ class Simulation:
         person = self._person_now(posed)
         self.monitor.step(self.now(), person, posed, self._query_ahead_s(animation))
         self._record_trajectory(person)
-        for observer in self.observers:
-            observer.after_step(self)
+        if self.observers:
+            self.parts.place_riders()  # a view shows the parts on a belt where they are
+            for observer in self.observers:
+                observer.after_step(self)
 
     def _query_ahead_s(self, animation: str) -> float:
         """After the person's own step, the monitor takes a separation query due before the next

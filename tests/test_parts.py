@@ -201,3 +201,43 @@ def test_a_feeder_puts_its_next_part_clear_of_the_part_just_gripped(scene):
         assert scene.parts.robot_release() == "conveyor"
         step(scene, 2)  # delivered at once
     assert min(nearest) >= feeder.min_spacing
+
+
+class RiderWatch:
+    """An observer that reads every riding part's pose from PyBullet after each step."""
+
+    def __init__(self):
+        self.seen = 0
+
+    def start(self, sim) -> None:
+        pass
+
+    def after_step(self, sim) -> None:
+        for part in sim.parts.parts:
+            if part.riding is not None:
+                position = p.getBasePositionAndOrientation(part.body_id, physicsClientId=sim.client)[0]
+                assert list(position) == pytest.approx(part.riding.position, abs=1e-12)
+                self.seen += 1
+
+    def finish(self, sim) -> None:
+        pass
+
+
+def test_a_view_sees_the_riding_parts_where_they_are_and_does_not_change_the_run():
+    """Parts on a belt are put into PyBullet only before something looks at them: a view (a
+    window, a video) finds them where they are on every step, and with or without a view the
+    run is the same (they push nothing, so when they are put there cannot matter)."""
+    from hri.sim import Simulation
+    from hri.stats import WALL_CLOCK_KEYS
+
+    def run(observers):
+        with Simulation(load_scenario("cooperation"), seed=1, observers=observers) as sim:
+            stats = sim.run(60.0)
+            return ({k: v for k, v in stats.items() if k not in WALL_CLOCK_KEYS}, sim.trajectory.items,
+                    sim.events.events)
+
+    watch = RiderWatch()
+    watched = run([watch])
+    assert watch.seen > 2000  # parts rode the belt for thousands of steps
+    assert watched[0]["parts"]["delivered"] >= 2
+    assert watched == run([])
