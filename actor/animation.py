@@ -125,7 +125,8 @@ def blend_root(a: list[float], b: list[float], w: float) -> list[float]:
         return a
     if w >= 1.0:
         return b
-    return [ra + w * (rb - ra) for ra, rb in zip(a, b)]
+    (xa, ya, za), (xb, yb, zb) = a, b
+    return [xa + w * (xb - xa), ya + w * (yb - ya), za + w * (zb - za)]
 
 
 def pose_distance(a: BodyPose, b: BodyPose) -> float:
@@ -183,7 +184,8 @@ class PoseTable:
     def root_at(self, x: float) -> list[float]:
         """Only the root of :meth:`at` (the same numbers), a few times cheaper."""
         k, a = self._between(x)
-        return [r0 + a * (r1 - r0) for r0, r1 in zip(self._roots[k], self._roots[k + 1])]
+        (x0, y0, z0), (x1, y1, z1) = self._roots[k], self._roots[k + 1]
+        return [x0 + a * (x1 - x0), y0 + a * (y1 - y0), z0 + a * (z1 - z0)]
 
 
 # --------------------------------------------------------------------------- skeleton / FK

@@ -146,6 +146,7 @@ class ActorPlugin:
         self._clip_speed = 1.0
         self._posed: tuple = (np.zeros(3), 0.0, 0.0, 0.0)  # pelvis, and the x, y, heading it was posed at
         self._pose_cache: tuple | None = None  # (posed, Pose) of the last pose asked
+        self._root_cache: tuple = (None, [])  # (BodyPose, its root as a list): _root_of
         self._previewing = False
         self._idle_target: BodyPose | None = None
         self._blend_elapsed = 0.0
@@ -177,21 +178,38 @@ class ActorPlugin:
         and blends included, from the pelvis offsets alone (a few microseconds; a preview
         costs a hundred). For the safety monitor between the person's steps: its zones must
         not flicker when the body is posed again."""
-        ahead = t - self._state_time
-        if ahead <= 0.0 or self.state == ActorState.SETUP:
+        ahead = self._ahead(t)
+        if ahead is None:
             return self.pose
-        if self.state == ActorState.MOVEMENT:
-            x, y, heading, root = self._movement_ahead(ahead)
-        elif self.state == ActorState.ANIMATION:
-            (x, y), heading = self._xy, self._heading
-            root = self._clip_root_ahead(ahead)
-        elif self._blend_from is not None:  # IDLE, blending into its pose
-            (x, y), heading = self._xy, self._heading
-            root = self._shown_root(self._idle_pose().root.tolist(), ahead, False)
-        else:
-            return self.pose  # IDLE: nothing moves
+        x, y, heading, root = ahead
         px, py, pz = pelvis_position(root, x, y, heading)
         return Pose(px, py, pz, 0.0, 0.0, math.sin(heading / 2.0), math.cos(heading / 2.0))
+
+    def pelvis_xy_at(self, t: float) -> tuple[float, float]:
+        """``(x, y)`` of :meth:`pose_at` (the same numbers), for the zone checks of every step."""
+        ahead = self._ahead(t)
+        if ahead is None:
+            pose = self.pose
+            return pose.x, pose.y
+        x, y, heading, (rx, ry, _rz) = ahead
+        c, s = math.cos(heading), math.sin(heading)
+        return x + c * rx - s * ry, y + s * rx + c * ry
+
+    def _ahead(self, t: float) -> tuple[float, float, float, list[float]] | None:
+        """Where the person stands and faces at ``t``, and the pose's root offset there; None
+        where the pelvis is as last posed."""
+        ahead = t - self._state_time
+        if ahead <= 0.0 or self.state == ActorState.SETUP:
+            return None
+        if self.state == ActorState.MOVEMENT:
+            return self._movement_ahead(ahead)
+        if self.state == ActorState.ANIMATION:
+            root = self._clip_root_ahead(ahead)
+        elif self._blend_from is not None:  # IDLE, blending into its pose
+            root = self._shown_root(self._root_of(self._idle_pose()), ahead, False)
+        else:
+            return None  # IDLE: nothing moves
+        return (*self._xy, self._heading, root)
 
     @property
     def progress(self) -> float:
@@ -453,8 +471,15 @@ class ActorPlugin:
         else:
             return target
         if self.blend_time > 0.0 and elapsed / self.blend_time < 1.0:
-            return blend_root(start.root.tolist(), target, smoothstep(elapsed / self.blend_time))
+            return blend_root(self._root_of(start), target, smoothstep(elapsed / self.blend_time))
         return target
+
+    def _root_of(self, pose: BodyPose) -> list[float]:
+        """``pose.root`` as plain floats, made once per pose (asked every step between posings)."""
+        cached = self._root_cache
+        if cached[0] is not pose:
+            self._root_cache = cached = (pose, pose.root.tolist())
+        return cached[1]
 
     # ------------------------------------------------------------------ animation
     def _step_animation(self, dt: float) -> None:

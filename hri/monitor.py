@@ -49,7 +49,7 @@ import pybullet as p
 import shapely
 
 from hri.errors import SafetyViolation
-from hri.geometry import Area, Pose
+from hri.geometry import Area
 from hri.stats import EventLog, RunStats
 
 EXACT_M = 1.0  # a smallest separation below this is exact
@@ -295,18 +295,19 @@ class SafetyMonitor:
         return {"t": t, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
                 "at": [round(v, 4) for v in pt[5]]}
 
-    def step(self, t: float, person: Pose, posed: bool = True, ahead_s: float = 0.0) -> None:
-        """After a physics step at time ``t``: ``person`` is the pelvis pose now; ``posed``: the
-        body was animated in this step (the separation is measured on such steps); ``ahead_s``:
+    def step(self, t: float, x: float, y: float, posed: bool = True, ahead_s: float = 0.0) -> None:
+        """After a physics step at time ``t``: ``(x, y)`` is where the pelvis is now; ``posed``:
+        the body was animated in this step (the separation is measured on such steps); ``ahead_s``:
         a query due within this time is taken now (earlier is as safe: the next is scheduled
         from it), because the body is posed now anyway and would have to be posed for it later."""
         self.now = t
         self.steps += 1
-        if self.last_xy != (person.x, person.y):
-            self._update_zone(t, person.x, person.y)
-            if self.last_xy is not None:
-                self.stats.person_distance_m += math.hypot(person.x - self.last_xy[0], person.y - self.last_xy[1])
-            self.last_xy = (person.x, person.y)
+        last = self.last_xy
+        if last is None or last[0] != x or last[1] != y:
+            self._update_zone(t, x, y)
+            if last is not None:
+                self.stats.person_distance_m += math.hypot(x - last[0], y - last[1])
+            self.last_xy = (x, y)
         zone = self.zone
         self.stats.zone_time_s[zone] += self.dt
         self.stats.robot_time_s[self._robot_mode(zone)] += self.dt
@@ -317,5 +318,5 @@ class SafetyMonitor:
         if self.guarded_since is not None or self.steps % SPEED_EVERY == 0:
             self._check_speed(t, zone)
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
-            self._measure_intrusion(person.x, person.y)
+            self._measure_intrusion(x, y)
         self._update_separation(posed, ahead_s)

@@ -249,9 +249,9 @@ class Simulation:
         self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
         self.step_count += 1
-        person = self._person_now(posed)
-        self.monitor.step(self.now(), person, posed, self._query_ahead_s(animation))
-        self._record_trajectory(person)
+        x, y = self._person_xy(posed)
+        self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
+        self._record_trajectory(posed)
         if self.observers:
             self.parts.place_riders()  # a view shows the parts on a belt where they are
             for observer in self.observers:
@@ -266,6 +266,13 @@ class Simulation:
         """The pelvis pose after this step: as posed, or where a posing would put it."""
         return self.plugin.pose if posed else self.plugin.pose_at(self.now())
 
+    def _person_xy(self, posed: bool) -> tuple[float, float]:
+        """``(x, y)`` of :meth:`_person_now`, made without a Pose (every step)."""
+        if posed:
+            pose = self.plugin.pose
+            return pose.x, pose.y
+        return self.plugin.pelvis_xy_at(self.now())
+
     def _person_due(self) -> str:
         """``STEP``: the person acts and is animated, at ``simulation.person_rate_hz``;
         ``PREVIEW``: the body is only posed where it is, for the safety monitor's separation
@@ -276,9 +283,10 @@ class Simulation:
             return STEP
         return PREVIEW if self.monitor.separation_due((self.step_count + 1) * self.dt) else ""
 
-    def _record_trajectory(self, person) -> None:
+    def _record_trajectory(self, posed: bool) -> None:
         """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""
         if self.step_count % self.trajectory_every == 0:
+            person = self._person_now(posed)
             fraction, speed = self.monitor.robot_speeds()
             self.trajectory.append((round(self.now(), 6), person.x, person.y, person.yaw, self.monitor.zone,
                                     self.robot.velocity_fraction, fraction, speed, self.monitor.last_separation))

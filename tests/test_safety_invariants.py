@@ -63,7 +63,7 @@ def test_a_person_inside_the_robot_is_a_violation_every_step(world):
     person.apply(rest, 1.3, 0.65, 0.0)  # standing where the arm is: their shapes overlap
     monitor = _monitor(world)
     for k in range(3):
-        monitor.step(k / 240, Pose(1.3, 0.65, 0.9))
+        monitor.step(k / 240, 1.3, 0.65)
     violations = [e for e in monitor.events.events if e["event"] == "safety_violation"]
     assert monitor.stats.safety_violations == len(violations) == 3
     assert monitor.stats.min_separation_m < 0
@@ -76,7 +76,7 @@ def test_a_person_beside_the_robot_is_no_violation(world):
     person.apply(ClipLibrary.default().rest_pose(), 3.5, 2.5, 0.0)
     monitor = _monitor(world)
     for k in range(3):
-        monitor.step(k / 240, Pose(3.5, 2.5, 0.9))
+        monitor.step(k / 240, 3.5, 2.5)
     assert monitor.stats.safety_violations == 0 and monitor.stats.min_separation_m > 0.5
 
 
@@ -85,7 +85,7 @@ def test_strict_raises_at_the_first_violation(world):
     person.apply(ClipLibrary.default().rest_pose(), 1.3, 0.65, 0.0)
     monitor = _monitor(world, strict=True)
     with pytest.raises(SafetyViolation, match=r"^--strict: safety violation at t = 0\.000 s \(step 1, stop zone\)"):
-        monitor.step(0.0, Pose(1.3, 0.65, 0.9))
+        monitor.step(0.0, 1.3, 0.65)
     assert monitor.stats.safety_violations == 1
 
 

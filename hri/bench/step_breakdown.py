@@ -152,13 +152,13 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
     sim.step_count += 1
     pop()
     push("monitor")
-    person = sim._person_now(posed)
+    x, y = sim._person_xy(posed)
     pop()
     push("monitor")
-    sim.monitor.step(sim.now(), person, posed, sim._query_ahead_s(animation))
+    sim.monitor.step(sim.now(), x, y, posed, sim._query_ahead_s(animation))
     pop()
     push("statistics")
-    sim._record_trajectory(person)
+    sim._record_trajectory(posed)
     pop()
     if trees:
         return "trees"
