@@ -125,6 +125,25 @@ def test_hostile_counts_do_not_allocate():
         decode_value(b"d\x01\x00\x00\x00l\x00\x00\x00\x00N")
     with pytest.raises(CodecError, match="trailing"):
         decode_value(b"NN")
+    with pytest.raises(CodecError, match="shape"):  # no data, yet dimensions no array can have
+        decode_value(b"a\x03<f8\x03" + struct.pack("<III", 0, 2**31, 2**31))
+
+
+def test_the_wire_format_is_the_documented_one():
+    """A frame's bytes, field by field as the module docstring gives them: a change of the
+    encoder must not change what the other side (another process, a recorded run) reads."""
+    frame = Frame(Kind.STREAM, 3, 5, 17, "safety", "pose", {"xy": [1.5, -2.0], "zone": "stop", "n": 7}, 0.25)
+    payload = (b"d" + struct.pack("<I", 3)
+               + b"s" + struct.pack("<I", 2) + b"xy" + b"l" + struct.pack("<I", 2)
+               + b"f" + struct.pack("<d", 1.5) + b"f" + struct.pack("<d", -2.0)
+               + b"s" + struct.pack("<I", 4) + b"zone" + b"s" + struct.pack("<I", 4) + b"stop"
+               + b"s" + struct.pack("<I", 1) + b"n" + b"i" + struct.pack("<q", 7))
+    header = struct.pack("<4sBBHIIIIQdBBH", MAGIC, 1, Kind.STREAM, 0, HEADER_SIZE + 6 + 4 + len(payload),
+                         3, 5, len(payload), 17, 0.25, 6, 4, 0)
+    assert encode_frame(frame) == header + b"safety" + b"pose" + payload
+    assert encode_value((None, True, False, b"\x01", -(2**70))) == (
+        b"t" + struct.pack("<I", 5) + b"N" + b"T" + b"F" + b"b" + struct.pack("<I", 1) + b"\x01"
+        + b"I" + struct.pack("<I", 9) + (-(2**70)).to_bytes(9, "little", signed=True))
 
 
 def test_codec_error_is_an_hri_error_and_unencodable_values_are_refused():

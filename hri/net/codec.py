@@ -50,7 +50,7 @@ from __future__ import annotations
 import enum
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -182,6 +182,15 @@ def decode_frame(data: bytes) -> Frame:
 
 # --------------------------------------------------------------------------------------------
 # Values
+#
+# Every tick carries a few frames of small values (a pose, a zone, a robot state) each way, so
+# encoding and decoding go by the value's exact type through a table, with one struct call per
+# tag and its data; anything else (numpy scalars, subclasses) takes the general path.
+
+_TAG = struct.Struct("<c")
+_TAG_I64 = struct.Struct("<cq")
+_TAG_F64 = struct.Struct("<cd")
+_TAG_U32 = struct.Struct("<cI")
 
 
 def encode_value(value: Any) -> bytes:
@@ -194,46 +203,65 @@ def encode_value(value: Any) -> bytes:
 def _encode(value: Any, out: list[bytes], depth: int) -> None:
     if depth > MAX_DEPTH:
         raise CodecError(f"value nested deeper than {MAX_DEPTH}")
-    if value is None:
-        out.append(b"N")
-    elif isinstance(value, (bool, np.bool_)):
+    encoder = _ENCODERS.get(type(value))
+    if encoder is not None:
+        encoder(value, out, depth)
+    else:
+        _encode_other(value, out, depth)
+
+
+def _encode_other(value: Any, out: list[bytes], depth: int) -> None:
+    """Values whose type is not in the table: numpy scalars and arrays, subclasses."""
+    if isinstance(value, (bool, np.bool_)):
         out.append(b"T" if value else b"F")
     elif isinstance(value, (int, np.integer)):
-        _encode_int(int(value), out)
+        _encode_int(int(value), out, depth)
     elif isinstance(value, (float, np.floating)):
-        out.append(b"f" + _F64.pack(float(value)))
+        out.append(_TAG_F64.pack(b"f", float(value)))
     elif isinstance(value, str):
-        _encode_sized(b"s", value.encode("utf-8", errors="surrogatepass"), out)
+        _encode_str(value, out, depth)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         _encode_sized(b"b", bytes(value), out)
     elif isinstance(value, (list, tuple)):
-        out.append((b"l" if isinstance(value, list) else b"t") + _U32.pack(len(value)))
-        for item in value:
-            _encode(item, out, depth + 1)
+        _encode_items(b"l" if isinstance(value, list) else b"t", value, out, depth)
     elif isinstance(value, dict):
-        out.append(b"d" + _U32.pack(len(value)))
-        for key, item in value.items():
-            _encode(key, out, depth + 1)
-            _encode(item, out, depth + 1)
+        _encode_dict(value, out, depth)
     elif isinstance(value, np.ndarray):
         _encode_array(value, out)
     else:
         raise CodecError(f"cannot encode a value of type {type(value).__name__}")
 
 
-def _encode_int(value: int, out: list[bytes]) -> None:
+def _encode_int(value: int, out: list[bytes], depth: int = 0) -> None:
     if _INT64_MIN <= value <= _INT64_MAX:
-        out.append(b"i" + _I64.pack(value))
+        out.append(_TAG_I64.pack(b"i", value))
         return
     size = (value.bit_length() + 8) // 8  # one spare bit for the sign
     _encode_sized(b"I", value.to_bytes(size, "little", signed=True), out)
 
 
+def _encode_str(value: str, out: list[bytes], depth: int = 0) -> None:
+    _encode_sized(b"s", value.encode("utf-8", errors="surrogatepass"), out)
+
+
 def _encode_sized(tag: bytes, data: bytes, out: list[bytes]) -> None:
     if len(data) > MAX_FRAME_SIZE:
         raise CodecError(f"{len(data)} bytes exceed {MAX_FRAME_SIZE}")
-    out.append(tag + _U32.pack(len(data)))
+    out.append(_TAG_U32.pack(tag, len(data)))
     out.append(data)
+
+
+def _encode_items(tag: bytes, items: list | tuple, out: list[bytes], depth: int) -> None:
+    out.append(_TAG_U32.pack(tag, len(items)))
+    for item in items:
+        _encode(item, out, depth + 1)
+
+
+def _encode_dict(value: dict, out: list[bytes], depth: int) -> None:
+    out.append(_TAG_U32.pack(b"d", len(value)))
+    for key, item in value.items():
+        _encode(key, out, depth + 1)
+        _encode(item, out, depth + 1)
 
 
 def _encode_array(array: np.ndarray, out: list[bytes]) -> None:
@@ -249,27 +277,60 @@ def _encode_array(array: np.ndarray, out: list[bytes]) -> None:
     out.append(data)
 
 
+_ENCODERS: dict[type, Callable[[Any, list[bytes], int], None]] = {
+    type(None): lambda value, out, depth: out.append(b"N"),
+    bool: lambda value, out, depth: out.append(b"T" if value else b"F"),
+    int: _encode_int,
+    float: lambda value, out, depth: out.append(_TAG_F64.pack(b"f", value)),
+    str: _encode_str,
+    bytes: lambda value, out, depth: _encode_sized(b"b", value, out),
+    list: lambda value, out, depth: _encode_items(b"l", value, out, depth),
+    tuple: lambda value, out, depth: _encode_items(b"t", value, out, depth),
+    dict: _encode_dict,
+}
+
+
 class _Reader:
-    """Reads ``data`` from ``pos`` on; every overrun is a CodecError."""
+    """Reads ``data`` from ``pos`` to its end; every overrun is a CodecError."""
+
+    __slots__ = ("data", "pos", "end")
 
     def __init__(self, data: bytes, pos: int = 0):
         self.data = data
         self.pos = pos
+        self.end = len(data)
+
+    def _overrun(self, n: int) -> CodecError:
+        return CodecError(f"truncated: need {n} bytes at offset {self.pos}, {self.end - self.pos} left")
 
     def take(self, n: int) -> bytes:
-        end = self.pos + n
-        if n < 0 or end > len(self.data):
-            raise CodecError(f"truncated: need {n} bytes at offset {self.pos}, "
-                             f"{len(self.data) - self.pos} left")
-        chunk = self.data[self.pos:end]
+        pos = self.pos
+        end = pos + n
+        if n < 0 or end > self.end:
+            raise self._overrun(n)
         self.pos = end
-        return bytes(chunk)
+        return bytes(self.data[pos:end])
+
+    def byte(self) -> int:
+        pos = self.pos
+        if pos >= self.end:
+            raise self._overrun(1)
+        self.pos = pos + 1
+        return self.data[pos]
+
+    def unpack(self, fmt: struct.Struct) -> Any:
+        """One value of the one-field struct ``fmt``."""
+        pos = self.pos
+        if pos + fmt.size > self.end:
+            raise self._overrun(fmt.size)
+        self.pos = pos + fmt.size
+        return fmt.unpack_from(self.data, pos)[0]
 
     def remaining(self) -> int:
-        return len(self.data) - self.pos
+        return self.end - self.pos
 
     def u32(self) -> int:
-        return _U32.unpack(self.take(4))[0]
+        return self.unpack(_U32)
 
     def count(self, min_item_size: int) -> int:
         """An element count that the remaining bytes can actually hold (no huge allocation)."""
@@ -287,7 +348,11 @@ class _Reader:
 
 def decode_value(data: bytes) -> Any:
     """The value encoded in ``data`` (all of it); :class:`CodecError` for anything else."""
-    reader = _Reader(data)
+    return _decode_all(_Reader(data))
+
+
+def _decode_all(reader: _Reader) -> Any:
+    """The one value from the reader's position to the end of its data."""
     value = _decode(reader, 0)
     if reader.remaining():
         raise CodecError(f"{reader.remaining()} trailing bytes after the value")
@@ -297,10 +362,10 @@ def decode_value(data: bytes) -> Any:
 def _decode(reader: _Reader, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise CodecError(f"value nested deeper than {MAX_DEPTH}")
-    tag = reader.take(1)
+    tag = reader.byte()
     decoder = _DECODERS.get(tag)
     if decoder is None:
-        raise CodecError(f"unknown value tag {tag!r} at offset {reader.pos - 1}")
+        raise CodecError(f"unknown value tag {bytes([tag])!r} at offset {reader.pos - 1}")
     return decoder(reader, depth)
 
 
@@ -324,15 +389,18 @@ def _decode_dict(reader: _Reader, depth: int) -> dict:
 
 
 def _decode_array(reader: _Reader, depth: int) -> np.ndarray:
-    code = reader.take(reader.take(1)[0]).decode("ascii", errors="replace")
+    code = reader.take(reader.byte()).decode("ascii", errors="replace")
     if code not in _DTYPES:
         raise CodecError(f"array dtype {code!r} is not allowed")
     dtype = np.dtype(code)
-    shape = tuple(reader.u32() for _ in range(reader.take(1)[0]))
+    shape = tuple(reader.u32() for _ in range(reader.byte()))
     size = dtype.itemsize
     for n in shape:
         size *= n
-    array = np.frombuffer(reader.take(size), dtype=dtype).reshape(shape)
+    try:  # an empty array may claim dimensions no array can have
+        array = np.frombuffer(reader.take(size), dtype=dtype).reshape(shape)
+    except ValueError as error:
+        raise CodecError(f"array of shape {shape}: {error}") from None
     return array.astype(dtype.newbyteorder("="), copy=True)  # native order, writable
 
 
@@ -340,17 +408,17 @@ def _decode_bigint(reader: _Reader, depth: int) -> int:
     return int.from_bytes(reader.take(reader.count(1)), "little", signed=True)
 
 
-_DECODERS = {
-    b"N": lambda r, d: None,
-    b"T": lambda r, d: True,
-    b"F": lambda r, d: False,
-    b"i": lambda r, d: _I64.unpack(r.take(8))[0],
-    b"I": _decode_bigint,
-    b"f": lambda r, d: _F64.unpack(r.take(8))[0],
-    b"s": _decode_string,
-    b"b": lambda r, d: r.take(r.count(1)),
-    b"l": lambda r, d: [_decode(r, d + 1) for _ in range(r.count(1))],
-    b"t": lambda r, d: tuple(_decode(r, d + 1) for _ in range(r.count(1))),
-    b"d": _decode_dict,
-    b"a": _decode_array,
+_DECODERS: dict[int, Callable[[_Reader, int], Any]] = {
+    ord("N"): lambda r, d: None,
+    ord("T"): lambda r, d: True,
+    ord("F"): lambda r, d: False,
+    ord("i"): lambda r, d: r.unpack(_I64),
+    ord("I"): _decode_bigint,
+    ord("f"): lambda r, d: r.unpack(_F64),
+    ord("s"): _decode_string,
+    ord("b"): lambda r, d: r.take(r.count(1)),
+    ord("l"): lambda r, d: [_decode(r, d + 1) for _ in range(r.count(1))],
+    ord("t"): lambda r, d: tuple(_decode(r, d + 1) for _ in range(r.count(1))),
+    ord("d"): _decode_dict,
+    ord("a"): _decode_array,
 }
