@@ -33,12 +33,13 @@ def test_the_smallest_separation_is_exact_although_most_steps_skip_the_query() -
     scenario = load_scenario("collaboration", ["simulation.person_rate_hz=240"])
     oracle = EveryStep()
     with Simulation(scenario, 0, observers=[oracle]) as sim:
-        queries = 0
+        queries = full = 0
         closest_within = sim.monitor._closest_within
 
         def counted(cutoff: float):
-            nonlocal queries
+            nonlocal queries, full
             queries += 1
+            full += cutoff == SEPARATION_CUTOFF_M
             return closest_within(cutoff)
 
         sim.monitor._closest_within = counted
@@ -47,3 +48,6 @@ def test_the_smallest_separation_is_exact_although_most_steps_skip_the_query() -
     assert smallest < 0.9 <= EXACT_M, "the person must come near the robot for this test to say anything"
     assert math.isclose(stats["min_separation_m"], round(smallest, 6), abs_tol=2e-6)
     assert queries < len(oracle.distances) / 4
+    # all link pairs at the full cutoff only at the first query: then those within the distance
+    # of the pair closest last time (the person walked away from the robot and back in between)
+    assert full == 1
