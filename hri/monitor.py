@@ -21,7 +21,11 @@ a schedule that cannot miss what the statistics report. After a query that found
 next waits as long as the two cannot have closed the gap below the *floor*: (d - floor) /
 closing speed, where the closing speed bounds the fastest robot point
 (:meth:`~hri.robot.arm.RobotArm.speed_capability`) plus ``PERSON_MAX_SPEED_M_S`` for any point
-of the person. The floor is the run's smallest separation so far (at most ``EXACT_M``, at
+of the person. On a step whose joint speeds were measured (every step while the person is in
+the warning or stop zone) the robot's part of that is what they show instead of its top
+speed: the wait grows by what the robot did not use (a robot slowed to 10 % or at rest
+closes the gap far more slowly than the bound). Each query measures the pair of links closest
+at the last one first, then only the pairs within that distance. The floor is the run's smallest separation so far (at most ``EXACT_M``, at
 least ``CONTACT_M``), so every separation below both the minimum so far and ``EXACT_M`` is
 measured: ``min_separation_m`` is exact whenever it is below ``EXACT_M`` (as if the distance
 were queried every step), and every step with the two closer than ``CONTACT_M`` is queried,
@@ -136,7 +140,8 @@ class SafetyMonitor:
         self.last_velocity = None
         self.last_xy: tuple[float, float] | None = None
         self.next_separation_t = 0.0
-        self.closing_speed = robot.speed_capability() + PERSON_MAX_SPEED_M_S
+        self.robot_capability = robot.speed_capability()
+        self.closing_speed = self.robot_capability + PERSON_MAX_SPEED_M_S
         self.steps = 0
         self._speed_at = self._joints_at = -1
         self._speed = 0.0
@@ -279,6 +284,16 @@ class SafetyMonitor:
                     return closest
         return self._closest_within(SEPARATION_CUTOFF_M)
 
+    def _credit_measured_speed(self) -> None:
+        """The next query waits as long as the gap cannot have closed at the robot's top speed;
+        on a step whose joint speeds were measured (every step while the person is guarded) the
+        robot moved no faster than they show, and the wait grows by what it did not use. PyBullet
+        moves a joint by its velocity after the step times the step, so that bound holds for
+        the whole step; a robot faster than its limits shortens the wait instead."""
+        if self._joints_at == self.steps and math.isfinite(self.last_separation):
+            unused = self.robot_capability - self._joint_figures[1]
+            self.next_separation_t += unused * self.dt / self.closing_speed
+
     def _update_separation(self, posed: bool, ahead_s: float) -> None:
         if not posed or not self.separation_due(self.now + ahead_s):
             return
@@ -335,4 +350,5 @@ class SafetyMonitor:
             self._check_speed(t, zone)
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(x, y)
+        self._credit_measured_speed()
         self._update_separation(posed, ahead_s)

@@ -47,7 +47,9 @@ def test_the_smallest_separation_is_exact_although_most_steps_skip_the_query() -
     smallest = min(oracle.distances)
     assert smallest < 0.9 <= EXACT_M, "the person must come near the robot for this test to say anything"
     assert math.isclose(stats["min_separation_m"], round(smallest, 6), abs_tol=2e-6)
-    assert queries < len(oracle.distances) / 4
+    # the robot slowed or at rest near the person closes the gap slowly: the measured joint
+    # speeds stretch the waits (1653 queries in 90 s without them, 829 with)
+    assert queries < len(oracle.distances) / 20
     # all link pairs at the full cutoff only at the first query: then those within the distance
     # of the pair closest last time (the person walked away from the robot and back in between)
     assert full == 1
