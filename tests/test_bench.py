@@ -142,10 +142,10 @@ def test_bare_world_holds_the_simulations_bodies(name: str) -> None:
 
 def test_instrumented_step_is_the_real_step() -> None:
     """Same trajectory and events as Simulation.step: the breakdown measures the real loop; and it
-    tells each step's kind right (seed 0: the first preview comes after about 600 steps)."""
+    tells each step's kind right (seed 0: the first preview comes after about 840 steps)."""
     scenario = load_scenario("collaboration")
     with Simulation(scenario, seed=0) as plain:
-        for _ in range(720):
+        for _ in range(1080):
             plain.step()
         expected = (plain.trajectory.items, plain.events.events)
     with Simulation(scenario, seed=0) as sim:
@@ -156,7 +156,7 @@ def test_instrumented_step_is_the_real_step() -> None:
             real = getattr(sim.plugin, name)
             setattr(sim.plugin, name, lambda *a, _real=real, _name=name: (acted.append(_name), _real(*a))[1])
         kinds = []
-        for n in range(720):
+        for n in range(1080):
             acted.clear()
             kind = instrumented_step(sim, timer)
             kinds.append(kind)
@@ -165,7 +165,7 @@ def test_instrumented_step_is_the_real_step() -> None:
             assert kind == expected_kind, n
         assert (sim.trajectory.items, sim.events.events) == expected
         assert set(timer.totals) <= set(COMPONENTS)
-        assert kinds.count("trees") == 720 // sim.tree_every and {"preview", "plain"} <= set(kinds)
+        assert kinds.count("trees") == 1080 // sim.tree_every and {"preview", "plain"} <= set(kinds)
 
 
 def test_component_split_adds_up_to_the_step() -> None:
