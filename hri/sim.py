@@ -217,9 +217,12 @@ class Simulation:
     # --- running --------------------------------------------------------------------
     def _tick_trees(self) -> None:
         """Publish the state streams, deliver them, tick the person's tree, then the robot's,
-        and deliver their requests: all at this step's simulated time."""
+        and deliver their requests: all at this step's simulated time. The person's pose is
+        where the safety monitor sees the pelvis now, with its zone: not the last posing, which
+        is up to a person's step old, or newer where the monitor happened to pose the body for
+        a query (then what the robot saw would depend on when the monitor asks)."""
         now = self.now()
-        person = self.plugin.pose
+        person = self.plugin.pose_at(now)
         self.services.publish(person, self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y))
         self.network.advance(now)
         for role, host in self.trees.items():

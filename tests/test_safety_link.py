@@ -67,3 +67,22 @@ def test_bad_network_settings_are_one_line(tmp_path):
     assert error.endswith("net.safety.latency: -1 is outside 0.0..inf")
     error = _one_error_line(hri("run", "coexistence", "--duration", "1", "--set", "net.safety={latncy: 1}"))
     assert error.endswith("net.safety.latncy: unknown key (did you mean 'latency'?)")
+
+
+def test_the_robot_tree_is_sent_the_pelvis_where_the_monitor_sees_it():
+    """Before the trees tick, the safety stream carries the person's pose now: the pelvis the
+    monitor decided the zone from, not the last posing of the body (up to 50 ms old, or newer
+    where the monitor posed the body for a query)."""
+    from hri.sim import Simulation
+
+    sent = []
+    with Simulation(load_scenario("collaboration"), seed=0) as sim:
+        publish = sim.services.safety.publish
+        sim.services.safety.publish = lambda pose, zone: (sent.append((pose.x, pose.y, sim.monitor.last_xy)),
+                                                          publish(pose, zone))[1]
+        sim.run(30.0)
+    assert len(sent) == 600  # 20 ticks a second
+    moving = [(x, y, seen) for x, y, seen in sent[1:] if seen is not None and seen != sent[0][2]]
+    assert len(moving) > 100
+    # the same up to the last bit (a posing sums its time steps in another order)
+    assert all((x, y) == pytest.approx(seen, abs=1e-12) for x, y, seen in moving)
