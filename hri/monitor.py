@@ -16,25 +16,26 @@ which the person's and the robot's shapes interpenetrate (deeper than
 counts in ``safety_violations``; with ``strict`` the first one ends the run
 (:class:`SafetyViolation`).
 
-Separation. The 3-D distance between the person's body and the robot's links is queried on
-a schedule that cannot miss what the statistics report. After a query that found ``d``, the
+Separation. The 3-D distance between the person's body and the robot's links is queried on a
+schedule that cannot miss what the statistics report. After a query that found ``d``, the
 next waits as long as the two cannot have closed the gap below the *floor*: (d - floor) /
 closing speed, where the closing speed bounds the fastest robot point
-(:meth:`~hri.robot.arm.RobotArm.speed_capability`) plus ``PERSON_MAX_SPEED_M_S`` for any point
-of the person. On a step whose joint speeds were measured (every step while the person is in
-the warning or stop zone) the robot's part of that is what they show instead of its top
-speed: the wait grows by what the robot did not use (a robot slowed to 10 % or at rest
-closes the gap far more slowly than the bound). Each query measures the pair of links closest
-at the last one first, then only the pairs within that distance. The floor is the run's smallest separation so far (at most ``EXACT_M``, at
-least ``CONTACT_M``), so every separation below both the minimum so far and ``EXACT_M`` is
-measured: ``min_separation_m`` is exact whenever it is below ``EXACT_M`` (as if the distance
-were queried every step), and every step with the two closer than ``CONTACT_M`` is queried,
-so no interpenetration goes uncounted. Queries happen on steps where the person was posed:
-on the person's own steps, a query due before the next one is taken at once (earlier is as
-safe); between them the simulation poses the body for a due query without the person acting
+(:meth:`~hri.robot.arm.RobotArm.speed_capability`) plus ``PERSON_MAX_SPEED_M_S`` for any
+point of the person. On a step whose joint speeds were measured (every step while the person
+is in the warning or stop zone) the robot's part of that is what they show instead of its
+top speed: the wait grows by what the robot did not use (a robot slowed to 10 % or at rest
+closes the gap far more slowly than the bound). Each query measures the pair of links
+closest at the last one first, then only the pairs within that distance. The floor is the
+run's smallest separation so far (at most ``EXACT_M``, at least ``CONTACT_M``), so every
+separation below both the minimum so far and ``EXACT_M`` is measured: ``min_separation_m``
+is exact whenever it is below ``EXACT_M`` (as if the distance were queried every step), and
+every step with the two closer than ``CONTACT_M`` is queried, so no interpenetration goes
+uncounted. Queries happen on steps where the person was posed: on the person's own steps, a
+query due before the next one is taken at once (earlier is as safe); between them the
+simulation poses the body for a due query without the person acting
 (:meth:`SafetyMonitor.separation_due`, ``ActorPlugin.preview``), so when the monitor asks
-never changes what the person does. The trajectory's separation column is the newest
-query's figure.
+never changes what the person does. The trajectory's separation column is the newest query's
+figure.
 
 The robot's speed is checked every step while the person is in the warning or stop zone (the
 safety limits), from the measured joint speeds; the fastest point's speed (a costlier query)
