@@ -165,6 +165,7 @@ class PoseTable:
             quats[i, flip] *= -1.0
         rows[:, _QUATERNIONS] = quats.reshape(count, 36)
         self.rows = rows
+        self._deltas = rows[1:] - rows[:-1]  # what at() interpolates along (the same numbers)
         self._roots = rows[:, _ROOT].tolist()  # plain floats, for root_at
         self._last = count - 2
 
@@ -176,7 +177,7 @@ class PoseTable:
 
     def at(self, x: float) -> BodyPose:
         k, a = self._between(x)
-        row = self.rows[k] + a * (self.rows[k + 1] - self.rows[k])
+        row = self.rows[k] + a * self._deltas[k]
         quats = row[_QUATERNIONS].reshape(9, 4)
         quats /= np.sqrt(np.einsum("ij,ij->i", quats, quats))[:, None]
         return pose_from_row(row)

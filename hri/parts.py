@@ -301,8 +301,7 @@ class PartManager:
 
     def _follow(self, part: Part) -> None:
         if part.holder == "robot":
-            tool = self.robot.tool_pose()
-            frame = (tool.position, tool.orientation)
+            frame = self.robot.tool_frame()
         else:
             frame = self._hand_pose()  # the same object until the person is posed again
             if frame is part.followed:

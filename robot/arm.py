@@ -328,9 +328,14 @@ class RobotArm:
         return boxes
 
     def tool_pose(self) -> Pose:
+        position, orientation = self.tool_frame()
+        return Pose(*position, *orientation)
+
+    def tool_frame(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
+        """tool0's frame in the world as PyBullet gives it (a carried part asks every step)."""
         state = p.getLinkState(self.body_id, self.model.tool_link, computeForwardKinematics=1,
                                physicsClientId=self.client)
-        return Pose(*state[4], *state[5])
+        return state[4], state[5]
 
     def speed_capability(self) -> float:
         """An upper bound (m/s) of any robot point's speed at full joint speed."""

@@ -353,6 +353,19 @@ def test_pose_conversions_round_trip():
         assert np.allclose(exp_rotation(log_rotation(exp_rotation(w))), exp_rotation(w), atol=1e-12)
 
 
+def test_the_rotation_vector_and_its_angle_at_once_are_the_numbers_of_each_alone():
+    """The IK takes both from one call: the same bits as log_rotation and rotation_angle,
+    near 0, in between and near pi (where the axis is read another way)."""
+    from hri.kinematics.transforms import exp_rotation, log_rotation_and_angle
+    rng = np.random.default_rng(5)
+    for angle in (0.0, 1e-10, 1e-5, 0.3, 2.0, math.pi - 1e-4, math.pi):
+        w = rng.normal(size=3)
+        r = exp_rotation(w * angle / np.linalg.norm(w)) @ exp_rotation(rng.normal(size=3) * 1e-3)
+        vector, alone = log_rotation_and_angle(r)
+        assert np.array_equal(vector, log_rotation(r))
+        assert alone == rotation_angle(r)
+
+
 def test_urdf_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="not below"):
         Chain.from_urdf(ROBOT_URDF, "tool0", "link3")

@@ -30,6 +30,9 @@ class StandInRobot:
     def tool_pose(self) -> Pose:
         return self.tool
 
+    def tool_frame(self):
+        return self.tool.position, self.tool.orientation
+
 
 @pytest.fixture
 def scene():

@@ -90,6 +90,7 @@ class Chain:
             [[j.velocity] * j.nv for j in self.movable]) if self.movable else np.zeros(0)
         self._prismatic = np.array([j.kind == "prismatic" for j in self.movable for _ in range(j.nv)],
                                    dtype=bool)
+        self._any_prismatic = bool(self._prismatic.any())
         self.base_pose = np.eye(4) if base_pose is None else pose_matrix(base_pose)
 
     @classmethod
@@ -204,8 +205,12 @@ class Chain:
         jac = np.zeros((6, self.nv))
         if axes:
             z = np.array(axes)
-            jac[:3] = np.where(self._prismatic[:, None], z, _cross_rows(z, p - np.array(origins))).T
-            jac[3:] = np.where(self._prismatic[:, None], 0.0, z).T
+            linear = _cross_rows(z, p - np.array(origins))
+            if self._any_prismatic:
+                linear = np.where(self._prismatic[:, None], z, linear)
+                z = np.where(self._prismatic[:, None], 0.0, z)
+            jac[:3] = linear.T
+            jac[3:] = z.T
         return transform(r, p), jac
 
     def jacobian(self, q: Sequence[float]) -> np.ndarray:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from hri.kinematics.transforms import PoseLike, log_rotation, pose_error, pose_matrix
+from hri.kinematics.transforms import PoseLike, log_rotation_and_angle, pose_matrix
 
 if TYPE_CHECKING:
     from hri.kinematics.chain import Chain
@@ -62,6 +62,16 @@ class IkResult:
         return asdict(self)
 
 
+class _Evaluation(NamedTuple):
+    """The chain at one configuration against the target."""
+
+    error: np.ndarray     # weighted pose error
+    jac: np.ndarray       # weighted Jacobian
+    cost: float           # error @ error
+    position: float       # m, unweighted
+    orientation: float    # rad, unweighted
+
+
 @dataclass
 class _Attempt:
     q: np.ndarray
@@ -82,38 +92,45 @@ class _Problem:
         self.weights = np.array([1.0, 1.0, 1.0, w, w, w])
         self.stop_position = settings.position_tolerance * _CONVERGED
         self.stop_orientation = settings.orientation_tolerance * _CONVERGED
+        self.identity = np.eye(chain.nv)
 
-    def evaluate(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
-        """Weighted error, weighted Jacobian, cost and tip frame at ``q``."""
+    def evaluate(self, q: np.ndarray) -> _Evaluation:
+        """The errors and the Jacobian at ``q`` (the distances as :func:`pose_error` gives them)."""
         tip, jac = self.chain.forward_and_jacobian(q)
         error = np.empty(6)
         error[:3] = self.target[:3, 3] - tip[:3, 3]
-        error[3:] = log_rotation(self.target[:3, :3] @ tip[:3, :3].T)
+        position = math.sqrt(float(error[:3] @ error[:3]))
+        error[3:], orientation = log_rotation_and_angle(self.target[:3, :3] @ tip[:3, :3].T)
         error *= self.weights
-        return error, jac * self.weights[:, None], float(error @ error), tip
+        return _Evaluation(error, jac * self.weights[:, None], float(error @ error), position, orientation)
 
-    def converged(self, tip: np.ndarray) -> bool:
-        position, orientation = pose_error(tip, self.target)
-        return position <= self.stop_position and (
-            not self.settings.orientation or orientation <= self.stop_orientation)
+    def converged(self, e: _Evaluation) -> bool:
+        return e.position <= self.stop_position and (
+            not self.settings.orientation or e.orientation <= self.stop_orientation)
 
     def step(self, q: np.ndarray, error: np.ndarray, jac: np.ndarray, damping: float,
              bounded: bool) -> np.ndarray:
         """The damped least-squares step; if ``bounded``, joints pinned at a limit held still."""
+        if not bounded:  # the column order jac[:, mask] has, so the sums are the bounded step's
+            j = np.asfortranarray(jac)
+            dv = np.linalg.solve(j.T @ j + damping * self.identity, j.T @ error)
+        else:
+            dv = self._bounded_step(q, error, jac, damping)
+        norm = float(np.linalg.norm(dv))
+        if norm > self.settings.max_step:
+            dv *= self.settings.max_step / norm
+        return dv
+
+    def _bounded_step(self, q: np.ndarray, error: np.ndarray, jac: np.ndarray, damping: float) -> np.ndarray:
         free = np.ones(self.chain.nv, dtype=bool)
         for _ in range(2):
             j = jac[:, free]
             dv = np.zeros(self.chain.nv)
             dv[free] = np.linalg.solve(j.T @ j + damping * np.eye(j.shape[1]), j.T @ error)
-            if not bounded:
-                break
             pinned = self._pinned(q, dv)
             if not pinned.any():
                 break
             free &= ~pinned
-        norm = float(np.linalg.norm(dv))
-        if norm > self.settings.max_step:
-            dv *= self.settings.max_step / norm
         return dv
 
     def _pinned(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
@@ -148,35 +165,33 @@ class _Problem:
         return self.measure(q, free.iterations)
 
     def measure(self, q: np.ndarray, iterations: int) -> _Attempt:
-        _, _, cost, tip = self.evaluate(q)
-        position, orientation = pose_error(tip, self.target)
-        return _Attempt(q, cost, position, orientation, iterations)
+        e = self.evaluate(q)
+        return _Attempt(q, e.cost, e.position, e.orientation, iterations)
 
     def run(self, q_start: np.ndarray, bounded: bool) -> _Attempt:
         """Levenberg-Marquardt from ``q_start``; ``bounded``: steps projected into the limits."""
         chain = self.chain
         q = chain.clip(q_start) if bounded else np.array(q_start, dtype=float)
-        error, jac, cost, tip = self.evaluate(q)
+        e = self.evaluate(q)
         damping = _LAMBDA_START
         iterations = 0
-        while iterations < self.settings.max_iterations and not self.converged(tip):
+        while iterations < self.settings.max_iterations and not self.converged(e):
             iterations += 1
-            q_new = chain.integrate(q, self.step(q, error, jac, damping, bounded))
+            q_new = chain.integrate(q, self.step(q, e.error, e.jac, damping, bounded))
             if bounded:
                 q_new = chain.clip(q_new)
-            e_new, j_new, c_new, t_new = self.evaluate(q_new)
-            if c_new < cost:
-                progress = cost - c_new
-                q, error, jac, cost, tip = q_new, e_new, j_new, c_new, t_new
+            e_new = self.evaluate(q_new)
+            if e_new.cost < e.cost:
+                progress = e.cost - e_new.cost
+                q, e = q_new, e_new
                 damping = max(damping * 0.3, 1e-12)
-                if progress <= _STALLED * cost:
+                if progress <= _STALLED * e.cost:
                     break  # crawling towards a minimum that is not the target
             else:
                 damping *= 10.0
                 if damping > _LAMBDA_MAX:
                     break
-        position, orientation = pose_error(tip, self.target)
-        return _Attempt(q, cost, position, orientation, iterations)
+        return _Attempt(q, e.cost, e.position, e.orientation, iterations)
 
     def valid(self, attempt: _Attempt) -> bool:
         s = self.settings

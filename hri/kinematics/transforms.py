@@ -58,14 +58,19 @@ def exp_rotation(w: Sequence[float]) -> np.ndarray:
 
 def log_rotation(r: np.ndarray) -> np.ndarray:
     """The rotation vector of ``r`` (angle in [0, pi]); accurate near 0 and near pi."""
+    return log_rotation_and_angle(r)[0]
+
+
+def log_rotation_and_angle(r: np.ndarray) -> tuple[np.ndarray, float]:
+    """:func:`log_rotation` and :func:`rotation_angle` of ``r`` at once (the same numbers)."""
     v = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])  # 2 sin(a) axis
     s2 = math.sqrt(float(v @ v))
     c2 = float(np.trace(r)) - 1.0                                                # 2 cos(a)
     angle = math.atan2(s2, c2)
     if angle < 1e-9:
-        return 0.5 * v
+        return 0.5 * v, angle
     if math.pi - angle > _NEAR_PI:
-        return v * (angle / s2)
+        return v * (angle / s2), angle
     # near pi, sin(a) carries no axis information: read it from the symmetric part
     cos_a = c2 / 2.0
     diag = (np.diag(r) - cos_a) / (1.0 - cos_a)
@@ -78,7 +83,7 @@ def log_rotation(r: np.ndarray) -> np.ndarray:
     axis /= np.linalg.norm(axis)
     if float(axis @ v) < 0.0:
         axis = -axis
-    return axis * angle
+    return axis * angle, angle
 
 
 def rotation_angle(r: np.ndarray) -> float:
