@@ -22,16 +22,13 @@ An ActionMessage with state IDLE cancels the running action.
 
 from __future__ import annotations
 
-import bisect
-import functools
-import itertools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from hri.actor.animation import BodyPose, ClipLibrary, blend, blend_root
 from hri.actor.body import HumanoidBody, pelvis_position
+from hri.actor.leg import Leg
 from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
@@ -41,59 +38,6 @@ from hri.geometry import Pose
 TURN_STEP_AMPLITUDE = 0.35
 #: Effective radius (m) that converts the turned angle into walk-cycle distance while turning.
 TURN_STEP_RADIUS = 0.3
-
-
-@dataclass
-class _Leg:
-    """One straight piece of a movement: turn towards its end, walk, turn, settle (the last two
-    only on the movement's last leg)."""
-
-    start_xy: np.ndarray
-    direction: np.ndarray  # unit vector of the walk
-    distance: float
-    start_heading: float
-    walk_heading: float
-    final_heading: float
-    stride: float  # metres per walk cycle
-    speed: float  # m/s
-    turn1: float  # seconds
-    walk: float
-    turn2: float
-    settle: float
-
-    @functools.cached_property
-    def duration(self) -> float:
-        return self.turn1 + self.walk + self.turn2 + self.settle
-
-    @functools.cached_property
-    def ends(self) -> tuple[float, float, float, float]:
-        """When each segment ends (turn, walk, turn, settle), seconds after the start."""
-        return tuple(itertools.accumulate((self.turn1, self.walk, self.turn2, self.settle)))
-
-    @functools.cached_property
-    def _line(self) -> tuple[float, float, float, float]:
-        """Start x, y and direction x, y as plain numbers: :meth:`at` runs every physics step
-        while the person walks (the same numbers as the arrays' arithmetic)."""
-        return (*self.start_xy.tolist(), *self.direction.tolist())
-
-    def at(self, t: float, x: float, y: float) -> tuple[int, float, float, float, float]:
-        """``t`` s into the leg: the segment (0 turn, 1 walk, 2 turn, 3 and on settle), where
-        the person stands (at (x, y) while turning towards the walk) and faces, and how far the
-        segment has got (the angle turned, or the distance walked; 0 settling)."""
-        ends = self.ends
-        sx, sy, dx, dy = self._line
-        segment = bisect.bisect_right(ends, t)
-        if segment == 0:
-            turned = (t / self.turn1) * wrap_angle(self.walk_heading - self.start_heading)
-            return segment, x, y, self.start_heading + turned, turned
-        if segment == 1:
-            walked = min(self.distance, (t - ends[0]) * self.speed)
-            return segment, sx + walked * dx, sy + walked * dy, self.walk_heading, walked
-        x, y = sx + self.distance * dx, sy + self.distance * dy
-        if segment == 2:
-            turned = ((t - ends[1]) / self.turn2) * wrap_angle(self.final_heading - self.walk_heading)
-            return segment, x, y, self.walk_heading + turned, turned
-        return segment, x, y, self.final_heading, 0.0
 
 
 class ActorPlugin:
@@ -135,8 +79,8 @@ class ActorPlugin:
         self._progress = 0.0
         self._time = 0.0
         self._state_time = 0.0  # the simulated time the person's state is at
-        self._movement: _Leg | None = None  # the leg walked now
-        self._legs: list[_Leg] = []
+        self._movement: Leg | None = None  # the leg walked now
+        self._legs: list[Leg] = []
         self._leg_index = 0
         self._move_elapsed = 0.0  # in the leg
         self._legs_done_s = 0.0  # the legs before it
@@ -206,7 +150,7 @@ class ActorPlugin:
         if self.state == ActorState.ANIMATION:
             root = self._clip_root_ahead(ahead)
         elif self._blend_from is not None:  # IDLE, blending into its pose
-            root = self._shown_root(self._root_of(self._idle_pose()), ahead, False)
+            root = self._shown_root(self._root_of(self._idle_pose()), ahead)
         else:
             return None  # IDLE: nothing moves
         return (*self._xy, self._heading, root)
@@ -349,7 +293,7 @@ class ActorPlugin:
             self._fail(message)
 
     # ------------------------------------------------------------------ movement
-    def _plan(self, message: ActionMessage) -> list[_Leg]:
+    def _plan(self, message: ActionMessage) -> list[Leg]:
         """The legs of a movement: one per corner of the route to the target."""
         walk = self.clips.walk
         target = message.target
@@ -359,7 +303,7 @@ class ActorPlugin:
         far = math.dist(goal, self._xy) > self.min_distance
         corners = self.walking_area.route(self._xy, goal) \
             if far and self.walking_area is not None else [goal]
-        legs: list[_Leg] = []
+        legs: list[Leg] = []
         xy, heading = np.array(self._xy), self._heading
         for k, corner in enumerate(corners):
             last = k == len(corners) - 1
@@ -369,7 +313,7 @@ class ActorPlugin:
         return legs
 
     def _leg(self, start_xy: np.ndarray, heading: float, end_xy: np.ndarray, target: Pose | None,
-             stride: float, speed: float) -> _Leg:
+             stride: float, speed: float) -> Leg:
         """A straight leg; ``target`` (the movement's last leg): turn to its orientation and settle."""
         delta = end_xy - start_xy
         distance = float(np.hypot(*delta))
@@ -383,7 +327,7 @@ class ActorPlugin:
         final = walk_heading if target is None or target.has_null_orientation else target.yaw
         turn1 = abs(wrap_angle(walk_heading - heading)) / self.turn_rate
         turn2 = abs(wrap_angle(final - walk_heading)) / self.turn_rate
-        return _Leg(start_xy.copy(), direction, distance, heading, walk_heading, final,
+        return Leg(start_xy.copy(), direction, distance, heading, walk_heading, final,
                     float(stride), float(speed), turn1, distance / speed, turn2,
                     self.blend_time if target is not None else 0.0)
 
@@ -398,6 +342,7 @@ class ActorPlugin:
         return index, elapsed, done
 
     def _step_movement(self, dt: float) -> None:
+        dt = self._finish_segments(dt)
         index, t, self._legs_done_s = self._leg_after(self._move_elapsed + dt)
         if index != self._leg_index:
             self._leg_index, self._segment = index, -1
@@ -408,13 +353,7 @@ class ActorPlugin:
         if segment != self._segment:
             self._segment = segment
             self._start_blend()
-        if segment in (0, 2):  # turning in place, stepping
-            target = self._turn_pose(self._turn_phase(m, segment, done))
-        elif segment == 1:  # walk: the cycle's phase is the distance walked per stride
-            target = self.clips.walk.sample_phase(done / m.stride)
-        else:  # legs back to the rest pose
-            target = self._rest
-        self._show(target, dt)
+        self._show(self._segment_pose(m, segment, done), dt)
         if t >= m.duration:
             self._movement, self._legs = None, []
             self._idle_target = self._rest
@@ -426,7 +365,44 @@ class ActorPlugin:
         total = self._move_total_s
         self._progress = min((self._legs_done_s + t) / total, 0.999) if total > 0 else 0.999
 
-    def _turn_phase(self, m: _Leg, segment: int, turned: float) -> float:
+    def _finish_segments(self, dt: float) -> float:
+        """Show each segment of the leg that ends within ``dt`` to its end, and start the blend
+        into the next one there; return the time left. A blend from where the last step left
+        the body, as if the segment had ended then, would throw it back from where the previews
+        between the steps (the safety monitor's posings) had shown it on its way: a foot by up
+        to 10 cm in one physics step."""
+        m = self._movement
+        while self._segment >= 0:
+            end = m.segment_end(self._segment)
+            left = end - self._move_elapsed
+            if left >= dt:
+                break
+            self._show(self._segment_pose(m, self._segment, m.segment_done(self._segment)), left)
+            _segment, x, y, self._heading, _done = m.at(end, *self._xy)
+            self._xy, self._move_elapsed = (x, y), end
+            self._segment = m.segment_at(end)
+            self._start_blend()
+            dt -= left
+        return dt
+
+    def _segment_pose(self, m: Leg, segment: int, done: float) -> BodyPose:
+        """What ``segment`` of leg ``m`` shows when it has got ``done`` far."""
+        if segment in (0, 2):  # turning in place, stepping
+            return self._turn_pose(self._turn_phase(m, segment, done))
+        if segment == 1:  # walk: the cycle's phase is the distance walked per stride
+            return self.clips.walk.sample_phase(done / m.stride)
+        return self._rest  # legs back to the rest pose
+
+    def _segment_root(self, m: Leg, segment: int, done: float) -> list[float]:
+        """The root offset of :meth:`_segment_pose` (the same numbers, without the pose)."""
+        if segment == 1:
+            return self.clips.walk.root_at_phase(done / m.stride)
+        if segment in (0, 2):
+            walk_root = self.clips.walk.root_at_phase(self._turn_phase(m, segment, done))
+            return blend_root(self._rest_root, walk_root, TURN_STEP_AMPLITUDE)
+        return self._rest_root
+
+    def _turn_phase(self, m: Leg, segment: int, turned: float) -> float:
         """The walk cycle's phase of the steps in place while turning (from where the walk left it)."""
         phase0 = 0.0 if segment == 0 else m.distance / m.stride
         return phase0 + abs(turned) * TURN_STEP_RADIUS / self.clips.walk.stride
@@ -438,41 +414,56 @@ class ActorPlugin:
     def _movement_ahead(self, ahead: float) -> tuple[float, float, float, list[float]]:
         """:meth:`_step_movement` by ``ahead`` s for the pelvis alone, changing nothing: where
         the person stands, faces, and the pose's root offset."""
-        t, m, index = self._move_elapsed + ahead, self._movement, self._leg_index
+        m, index, elapsed, segment, xy = self._movement, self._leg_index, self._move_elapsed, self._segment, self._xy
+        blend = self._blend_state()
+        shown = None  # the root shown where the last segment ended (None: none ended)
+        while segment >= 0:  # as _finish_segments
+            end = m.segment_end(segment)
+            left = end - elapsed
+            if left >= ahead:
+                break
+            shown, _blend = self._show_root(blend, self._segment_root(m, segment, m.segment_done(segment)), left)
+            _segment, x, y, _heading, _done = m.at(end, *xy)
+            xy, elapsed, segment, blend = (x, y), end, m.segment_at(end), (shown, 0.0)
+            ahead -= left
+        t = elapsed + ahead
         if t >= m.duration:
             index, t, _done = self._leg_after(t)
             m = self._legs[index]
-        segment, x, y, heading, done = m.at(t, *self._xy)
+        new_segment, x, y, heading, done = m.at(t, *xy)
         if t >= m.duration:  # the movement ends: the rest pose, no blend
             return x, y, heading, self._rest_root
-        if segment == 1:
-            target = self.clips.walk.root_at_phase(done / m.stride)
-        elif segment in (0, 2):
-            walk_root = self.clips.walk.root_at_phase(self._turn_phase(m, segment, done))
-            target = blend_root(self._rest_root, walk_root, TURN_STEP_AMPLITUDE)
-        else:
-            target = self._rest_root
-        new_blend = index != self._leg_index or segment != self._segment
-        return x, y, heading, self._shown_root(target, ahead, new_blend)
+        if index != self._leg_index or new_segment != segment:  # a blend starts from what is shown
+            blend = (shown if shown is not None else self._root_of(self._shown), 0.0)
+        root, _blend = self._show_root(blend, self._segment_root(m, new_segment, done), ahead)
+        return x, y, heading, root
+
+    def _show_root(self, blend: tuple[list[float], float] | None, target: list[float],
+                   dt: float) -> tuple[list[float], tuple[list[float], float] | None]:
+        """:meth:`_show` for the root offset alone: ``blend`` is the root blended from and the
+        time blended so far; returns the root shown and the blend after ``dt`` more."""
+        if blend is not None and self.blend_time > 0.0:
+            start, elapsed = blend
+            elapsed += dt
+            w = elapsed / self.blend_time
+            if w < 1.0:
+                return blend_root(start, target, smoothstep(w)), (start, elapsed)
+        return target, None
 
     def _clip_root_ahead(self, ahead: float) -> list[float]:
         """The root offset :meth:`_step_animation` would show ``ahead`` s on."""
         clip_time = self._clip_time + ahead * self._clip_speed
         if clip_time >= self._clip.duration:  # played through: its end pose, no blend
             return self._clip.root_at(self._clip.duration)
-        return self._shown_root(self._clip.root_at(clip_time), ahead, False)
+        return self._shown_root(self._clip.root_at(clip_time), ahead)
 
-    def _shown_root(self, target: list[float], ahead: float, new_blend: bool) -> list[float]:
+    def _shown_root(self, target: list[float], ahead: float) -> list[float]:
         """The root offset :meth:`_show` would show ``ahead`` s on, for a target's root offset."""
-        if new_blend:
-            start, elapsed = self._shown, ahead
-        elif self._blend_from is not None:
-            start, elapsed = self._blend_from, self._blend_elapsed + ahead
-        else:
-            return target
-        if self.blend_time > 0.0 and elapsed / self.blend_time < 1.0:
-            return blend_root(self._root_of(start), target, smoothstep(elapsed / self.blend_time))
-        return target
+        return self._show_root(self._blend_state(), target, ahead)[0]
+
+    def _blend_state(self) -> tuple[list[float], float] | None:
+        """The blend in progress for :meth:`_show_root`: the root blended from, the time so far."""
+        return (self._root_of(self._blend_from), self._blend_elapsed) if self._blend_from is not None else None
 
     def _root_of(self, pose: BodyPose) -> list[float]:
         """``pose.root`` as plain floats, made once per pose (asked every step between posings)."""
