@@ -13,7 +13,8 @@ import math
 import numpy as np
 import pybullet
 
-from hri.actor.animation import BALL_JOINTS, FOOT_SOLE, HINGE_JOINTS, SCALE, URDF_PATH, BodyPose, data_path
+from hri.actor.animation import (BALL_JOINTS, CLIP_TABLE_RATE, FOOT_SOLE, HINGE_JOINTS, SCALE, URDF_PATH, BodyPose,
+                                 Clip, data_path)
 from hri.kinematics import Chain
 from hri.actor.quaternions import Q_MODEL_TO_WORLD, qrotate
 from hri.quiet import c_output_silenced
@@ -42,6 +43,21 @@ def pelvis_position(root: list[float], x: float, y: float, heading: float) -> tu
 _CHEST, _SHOULDER, _ELBOW = BALL_JOINTS.index("chest"), BALL_JOINTS.index("right_shoulder"), HINGE_JOINTS.index("right_elbow")
 
 
+FASTEST_POINT_MARGIN = 1.1  # a posing between two of a clip's samples, interpolated, moves a little unevenly
+_FASTEST_POINT: dict = {}  # clip -> m/s (HumanoidBody.fastest_point)
+
+
+def _reach_from_centre(client: int, body: int, link: int) -> float:
+    """How far any point of ``link``'s collision shapes is from its centre of mass (m)."""
+    reach = 0.0
+    for shape in pybullet.getCollisionShapeData(body, link, physicsClientId=client):
+        kind, size, offset = shape[2], shape[3], shape[5]
+        extent = {pybullet.GEOM_SPHERE: size[0], pybullet.GEOM_CAPSULE: size[0] / 2 + size[1],
+                  pybullet.GEOM_BOX: 0.5 * math.hypot(*size)}.get(kind, max(size))
+        reach = max(reach, math.hypot(*offset) + extent)
+    return reach
+
+
 class HumanoidBody:
     """The humanoid loaded kinematically into one PyBullet client."""
 
@@ -68,6 +84,7 @@ class HumanoidBody:
         self._pose = BodyPose.rest()
         self._base = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
         self._hand: tuple | None = None  # hand_pose of the current posing, once asked
+        self._reach: list[float] | None = None  # per link (base first): moved_at_most
 
     def _switch_off_joint_motors(self) -> None:
         """PyBullet gives every joint a default motor; the ball-joint motors alone cost ~150 us
@@ -133,6 +150,45 @@ class HumanoidBody:
             pos, orn = np.array(state[4]), np.array(state[5])
             out.append(pos + qrotate(orn, FOOT_SOLE))
         return out[0], out[1]
+
+    # ------------------------------------------------------------------ how fast it moves
+    def link_frames(self) -> list[tuple[tuple[float, float, float], tuple[float, float, float, float]]]:
+        """Every link's centre of mass and orientation in the world as posed, the base first."""
+        client = self.client
+        frames = [pybullet.getBasePositionAndOrientation(self.body_id, physicsClientId=client)]
+        states = pybullet.getLinkStates(self.body_id, list(range(len(self.joint_index))), physicsClientId=client)
+        return frames + [(state[0], state[1]) for state in states]
+
+    def moved_at_most(self, before: list, after: list) -> float:
+        """An upper bound (m) of how far any point of the body's collision shapes moved between
+        two :meth:`link_frames`: per link, its centre's move plus the shapes' reach from the
+        centre times the angle the link turned."""
+        if self._reach is None:
+            self._reach = [_reach_from_centre(self.client, self.body_id, link)
+                           for link in range(-1, len(self.joint_index))]
+        farthest = 0.0
+        for reach, (p0, q0), (p1, q1) in zip(self._reach, before, after):
+            turned = 2.0 * math.acos(min(1.0, abs(sum(a * b for a, b in zip(q0, q1)))))
+            farthest = max(farthest, math.dist(p0, p1) + reach * turned)
+        return farthest
+
+    def fastest_point(self, clip: "Clip", rate: float = CLIP_TABLE_RATE) -> float:
+        """How fast (m/s) any point of the body moves while ``clip`` plays at speed 1, from
+        its samples ``rate`` times a second, times ``FASTEST_POINT_MARGIN`` (posings between
+        two samples interpolate them). Poses the body: the caller poses it again. Once per
+        clip and process."""
+        cached = _FASTEST_POINT.get(clip)
+        if cached is None:
+            dt, frames = 1.0 / rate, None
+            fastest = 0.0
+            for i in range(int(math.floor(clip.duration * rate)) + 1):
+                self.apply(clip.sample(min(i * dt, clip.duration)), 0.0, 0.0, 0.0)
+                now = self.link_frames()
+                if frames is not None:
+                    fastest = max(fastest, self.moved_at_most(frames, now) / dt)
+                frames = now
+            cached = _FASTEST_POINT[clip] = fastest * FASTEST_POINT_MARGIN
+        return cached
 
     def remove(self) -> None:
         pybullet.removeBody(self.body_id, physicsClientId=self.client)

@@ -34,6 +34,11 @@ from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
 from hri.geometry import Pose
 
+#: How fast (m/s) any point of the body may move while walking, turning or blending from one
+#: pose into another: a foot swinging forward while walking moves up to 4.4 m/s in the
+#: presets (tests/test_separation_schedule.py keeps it below this). Clips played alone move at
+#: their measured speed (:meth:`ActorPlugin.speed_bound`).
+TOP_SPEED_M_S = 5.0
 #: Amplitude of the stepping animation while turning in place (fraction of the walk cycle).
 TURN_STEP_AMPLITUDE = 0.35
 #: Effective radius (m) that converts the turned angle into walk-cycle distance while turning.
@@ -95,6 +100,9 @@ class ActorPlugin:
         self._idle_target: BodyPose | None = None
         self._blend_elapsed = 0.0
         self._segment = -1
+        # how fast each clip moves the body, measured once per clip and process (poses the body)
+        self._clip_top_speed = {name: self._body.fastest_point(clips.get(name))
+                                for name in clips.names() if name != ClipLibrary.WALK}
         self._apply()
 
     # ------------------------------------------------------------------ public
@@ -154,6 +162,18 @@ class ActorPlugin:
         else:
             return None  # IDLE: nothing moves
         return (*self._xy, self._heading, root)
+
+    def speed_bound(self) -> float:
+        """How fast (m/s) any point of the body may move while the person does what its last
+        step started: a clip alone at its measured speed times the speed asked, nothing while
+        it stands still, else :data:`TOP_SPEED_M_S` (walking, turning, blending). For the
+        safety monitor's separation schedule."""
+        if self._blend_from is None:
+            if self.state == ActorState.ANIMATION:
+                return self._clip_top_speed[self._clip.name] * self._clip_speed
+            if self.state in (ActorState.IDLE, ActorState.SETUP):
+                return 0.0
+        return TOP_SPEED_M_S
 
     @property
     def progress(self) -> float:

@@ -23,8 +23,10 @@ closing speed, where the closing speed bounds the fastest robot point
 (:meth:`~hri.robot.arm.RobotArm.speed_capability`) plus ``PERSON_MAX_SPEED_M_S`` for any
 point of the person. On a step whose joint speeds were measured (every step while the person
 is in the warning or stop zone) the robot's part of that is what they show instead of its
-top speed: the wait grows by what the robot did not use (a robot slowed to 10 % or at rest
-closes the gap far more slowly than the bound). Each query measures the pair of links
+top speed, and the person's part is always the bound of what it does
+(``ActorPlugin.speed_bound``: a clip at its measured speed, nothing while it stands still):
+the wait grows by what either did not use (a robot slowed to 10 % or at rest, a person at
+work on a table, close the gap far more slowly than the bound). Each query measures the pair of links
 closest at the last one first, then only the pairs within that distance. The floor is the
 run's smallest separation so far (at most ``EXACT_M``, at least ``CONTACT_M``), so every
 separation below both the minimum so far and ``EXACT_M`` is measured: ``min_separation_m``
@@ -48,20 +50,20 @@ mostly one comparison).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pybullet as p
 import shapely
 
+from hri.actor.plugin import TOP_SPEED_M_S
 from hri.errors import SafetyViolation
 from hri.geometry import Area
 from hri.stats import EventLog, RunStats
 
 EXACT_M = 1.0  # a smallest separation below this is exact
 CONTACT_M = 0.05  # below this the separation is queried every step (interpenetration)
-# Any point of the person's body between two posings: a foot swinging forward while walking
-# moves up to 4.4 m/s in the presets (tests/test_separation_schedule.py keeps it below this).
-PERSON_MAX_SPEED_M_S = 5.0
+PERSON_MAX_SPEED_M_S = TOP_SPEED_M_S  # any point of the person (hri.actor.plugin)
 SPEED_EVERY = 12
 REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not a pause at a waypoint)
 SEPARATION_CUTOFF_M = 50.0
@@ -123,8 +125,10 @@ class SafetyMonitor:
     """Per-step zone, speed, protective-stop and separation bookkeeping."""
 
     def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
-                 limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False):
+                 limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
+                 person_speed: Callable[[], float] | None = None):
         self.client = client
+        self.person_speed = person_speed  # the person's bound now (ActorPlugin.speed_bound), else the top speed
         self.strict = strict
         self.zones = zones
         self.robot = robot
@@ -288,13 +292,19 @@ class SafetyMonitor:
         return self._closest_within(SEPARATION_CUTOFF_M)
 
     def _credit_measured_speed(self) -> None:
-        """The next query waits as long as the gap cannot have closed at the robot's top speed;
-        on a step whose joint speeds were measured (every step while the person is guarded) the
-        robot moved no faster than they show, and the wait grows by what it did not use. PyBullet
-        moves a joint by its velocity after the step times the step, so that bound holds for
-        the whole step; a robot faster than its limits shortens the wait instead."""
-        if self._joints_at == self.steps and math.isfinite(self.last_separation):
-            unused = self.robot_capability - self._joint_figures[1]
+        """The next query waits as long as the gap cannot have closed at the robot's and the
+        person's top speeds; the wait grows by what either did not use in this step. The robot:
+        on a step whose joint speeds were measured (every step while the person is guarded) it
+        moved no faster than they show (PyBullet moves a joint by its velocity after the step
+        times the step, so that bound holds for the whole step). The person: as fast as its
+        activity allows (a clip at its measured speed, nothing while standing still). Either
+        faster than its top speed (a clip played fast) shortens the wait instead."""
+        if not math.isfinite(self.last_separation):
+            return
+        unused = 0.0 if self.person_speed is None else PERSON_MAX_SPEED_M_S - self.person_speed()
+        if self._joints_at == self.steps:
+            unused += self.robot_capability - self._joint_figures[1]
+        if unused:
             self.next_separation_t += unused * self.dt / self.closing_speed
 
     def _update_separation(self, posed: bool, ahead_s: float) -> None:

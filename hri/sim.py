@@ -157,7 +157,8 @@ class Simulation:
             k: float(data["safety"][k]) for k in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s",
                                                   "speed_tolerance")})
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
-                                     self.stats, self.events, self.dt, strict=self.strict)
+                                     self.stats, self.events, self.dt, strict=self.strict,
+                                     person_speed=self.plugin.speed_bound)
         self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
         for _ in range(SETUP_ROUNDS):  # discovery and subscriptions, before the first tick
             for host in self.trees.values():

@@ -56,55 +56,47 @@ def test_the_smallest_separation_is_exact_although_most_steps_skip_the_query() -
     assert full == 1
 
 
-def _reach_from_centre(client: int, body: int, link: int) -> float:
-    """How far any point of ``link``'s collision shapes is from its centre of mass (metres)."""
-    reach = 0.0
-    for shape in p.getCollisionShapeData(body, link, physicsClientId=client):
-        kind, size, offset = shape[2], shape[3], shape[5]
-        extent = {p.GEOM_SPHERE: size[0], p.GEOM_CAPSULE: size[0] / 2 + size[1],
-                  p.GEOM_BOX: 0.5 * math.hypot(*size)}.get(kind, max(size))
-        reach = max(reach, math.hypot(*offset) + extent)
-    return reach
-
-
 class BodyFrames:
-    """The person's link frames (centres of mass) as posed for each physics step."""
+    """The person's link frames as posed for each physics step, and the bound of its speed the
+    safety monitor is given after each step (an observer)."""
 
     def __init__(self, sim: Simulation) -> None:
-        self.sim, self.posings = sim, []
-        self.body, client = sim.plugin.body_id, sim.client
-        self.links = list(range(-1, p.getNumJoints(self.body, physicsClientId=client)))
-        self.reach = [_reach_from_centre(client, self.body, link) for link in self.links]
+        self.sim, self.body, self.posings, self.bounds = sim, sim.plugin._body, [], []
+
+    def start(self, sim: Simulation) -> None: ...
+
+    def after_step(self, sim: Simulation) -> None:
+        self.bounds.append(sim.plugin.speed_bound())  # bounds[j]: after physics step j
+
+    def finish(self, sim: Simulation) -> None: ...
 
     def record(self) -> None:
-        client = self.sim.client
-        frames = [p.getBasePositionAndOrientation(self.body, physicsClientId=client)]
-        frames += [(s[0], s[1]) for s in p.getLinkStates(self.body, self.links[1:], physicsClientId=client)]
+        """After a posing, which puts the body where it is at the end of this physics step."""
         if self.posings and self.posings[-1][0] == self.sim.step_count:
             self.posings.pop()  # posed again in the same step: the physics sees the last one
-        self.posings.append((self.sim.step_count, frames))
+        self.posings.append((self.sim.step_count, self.body.link_frames()))
 
-    def fastest_point(self) -> float:
-        """An upper bound of how fast any point of the body moved from one posing to the next
-        (m/s): per link, the centre's move plus its reach times the angle turned."""
-        fastest = 0.0
+    def intervals(self):
+        """Per pair of successive posings: how far any point moved at most (m), over how many
+        steps, and how far the bounds given for those steps allow (m)."""
+        dt = self.sim.dt
         for (step0, frames0), (step1, frames1) in zip(self.posings, self.posings[1:]):
-            dt = (step1 - step0) * self.sim.dt
-            for reach, (p0, q0), (p1, q1) in zip(self.reach, frames0, frames1):
-                turned = 2.0 * math.acos(min(1.0, abs(sum(a * b for a, b in zip(q0, q1)))))
-                fastest = max(fastest, (math.dist(p0, p1) + reach * turned) / dt)
-        return fastest
+            allowed = sum(self.bounds[step0 + 1:step1 + 1]) * dt
+            yield self.body.moved_at_most(frames0, frames1), step1 - step0, allowed
 
 
 def test_no_point_of_the_person_moves_faster_than_the_schedule_assumes(monkeypatch) -> None:
     """The waits between separation queries assume the person's body moves no faster than
-    PERSON_MAX_SPEED_M_S, at its own steps and at the previews between them. A walk that ended
-    into a turn or the rest pose used to blend from where the last step had left the body,
-    throwing a foot back 2-10 cm in one physics step (5-23 m/s) after previews had shown it on
-    its way; walking alone moves a foot up to 4.4 m/s (the bound was 3)."""
+    the plugin's bound for what it does (ActorPlugin.speed_bound: a clip's measured speed,
+    nothing standing still, PERSON_MAX_SPEED_M_S walking, turning, blending), at its own
+    steps and at the previews between them. A walk that ended into a turn or the rest pose
+    used to blend from where the last step had left the body, throwing a foot back 2-10 cm in
+    one physics step (5-23 m/s) after previews had shown it on its way; walking alone moves a
+    foot up to 4.4 m/s (the bound was 3)."""
     for preset in ("coexistence", "collaboration"):
         with Simulation(load_scenario(preset), 0) as sim:
             frames = BodyFrames(sim)
+            sim.observers.append(frames)
             apply = actor_body.HumanoidBody.apply
 
             def posed(body, *args, **kwargs):
@@ -115,5 +107,11 @@ def test_no_point_of_the_person_moves_faster_than_the_schedule_assumes(monkeypat
             monkeypatch.setattr(actor_body.HumanoidBody, "apply", posed)
             sim.run(60.0)
             monkeypatch.undo()
-        assert len(frames.posings) >= 1200, "the person is posed at least at its own steps"
-        assert 3.0 < frames.fastest_point() < PERSON_MAX_SPEED_M_S, preset
+            intervals = list(frames.intervals())
+        assert len(intervals) >= 1199, "the person is posed at least at its own steps"
+        fastest = max(moved / (steps * sim.dt) for moved, steps, _allowed in intervals)
+        assert 3.0 < fastest < PERSON_MAX_SPEED_M_S, preset
+        beyond = [(moved, allowed) for moved, _steps, allowed in intervals if moved > allowed + 1e-6]  # 1e-6: acos near 1
+        assert not beyond, f"{preset}: moved farther than the bounds allow: {beyond[:3]}"
+        assert sum(1 for bound in frames.bounds if bound < PERSON_MAX_SPEED_M_S) > 1000, \
+            "the person stands or plays clips for a while: the bound below the top speed is tried"
