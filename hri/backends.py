@@ -57,9 +57,22 @@ def _watch_parent(parent_pid: int) -> None:
 
 def worker_context() -> multiprocessing.context.BaseContext:
     """How child processes start: from the forkserver (or ``spawn``), never a fork, because
-    PyBullet clients and POSIX queues must not be copied mid-use."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    PyBullet clients and POSIX queues must not be copied mid-use. The forkserver imports the
+    simulator once (:mod:`hri.worker_preload`), so its workers start with it imported."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["hri.worker_preload"])
+    return context
+
+
+def start_worker_server() -> None:
+    """Start the forkserver now, with its preload (a benchmark times batches without it: a
+    batch command pays it once, whatever its number of workers)."""
+    if worker_context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
 
 
 def run_local(tasks: list[dict[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
