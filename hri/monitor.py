@@ -26,8 +26,8 @@ is in the warning or stop zone) the robot's part of that is what they show inste
 top speed, and the person's part is always the bound of what it does
 (``ActorPlugin.speed_bound``: a clip at its measured speed, nothing while it stands still):
 the wait grows by what either did not use (a robot slowed to 10 % or at rest, a person at
-work on a table, close the gap far more slowly than the bound). Each query measures the pair of links
-closest at the last one first, then only the pairs within that distance. The floor is the
+work on a table, close the gap far more slowly than the bound). Each query measures the pair
+of links closest at the last one first, then only the pairs within that distance. The floor is the
 run's smallest separation so far (at most ``EXACT_M``, at least ``CONTACT_M``), so every
 separation below both the minimum so far and ``EXACT_M`` is measured: ``min_separation_m``
 is exact whenever it is below ``EXACT_M`` (as if the distance were queried every step), and

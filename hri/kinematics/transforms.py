@@ -61,11 +61,15 @@ def log_rotation(r: np.ndarray) -> np.ndarray:
     return log_rotation_and_angle(r)[0]
 
 
+def _sin_cos(r: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """2 sin(a) times the axis, 2 sin(a) and 2 cos(a) of the rotation ``r`` by angle ``a``."""
+    v = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    return v, math.sqrt(float(v @ v)), float(np.trace(r)) - 1.0
+
+
 def log_rotation_and_angle(r: np.ndarray) -> tuple[np.ndarray, float]:
     """:func:`log_rotation` and :func:`rotation_angle` of ``r`` at once (the same numbers)."""
-    v = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])  # 2 sin(a) axis
-    s2 = math.sqrt(float(v @ v))
-    c2 = float(np.trace(r)) - 1.0                                                # 2 cos(a)
+    v, s2, c2 = _sin_cos(r)
     angle = math.atan2(s2, c2)
     if angle < 1e-9:
         return 0.5 * v, angle
@@ -88,8 +92,8 @@ def log_rotation_and_angle(r: np.ndarray) -> tuple[np.ndarray, float]:
 
 def rotation_angle(r: np.ndarray) -> float:
     """The angle (radians, 0..pi) of the rotation ``r``."""
-    v = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
-    return math.atan2(math.sqrt(float(v @ v)), float(np.trace(r)) - 1.0)
+    _v, s2, c2 = _sin_cos(r)
+    return math.atan2(s2, c2)
 
 
 def quaternion_matrix(q: Sequence[float]) -> np.ndarray:
