@@ -165,6 +165,22 @@ def test_jacobian_matches_finite_differences(urdf, base, tip, scale):
         assert np.abs(chain.jacobian(q) - finite_difference_jacobian(chain, q)).max() < 1e-7
 
 
+def test_an_arm_walked_in_batches_gives_the_bits_of_the_joint_by_joint_walk():
+    """The arm's chain (revolute and fixed joints) takes the batched path; the IK runs it per
+    iteration, and a run's results depend on its last bits."""
+    rng = np.random.default_rng(12)
+    arm = Chain.from_urdf(ROBOT_URDF, "base_link", "tool0", base_pose=random_pose(rng))
+    assert arm._revolute is not None
+    batched = [arm.forward_and_jacobian(q) for q in (arm.random(rng) for _ in range(50))]
+    rng = np.random.default_rng(12)
+    random_pose(rng)
+    arm._revolute = None  # the general walk, one joint at a time
+    for tip, jac in batched:
+        q = arm.random(rng)
+        assert np.array_equal(arm.forward_and_jacobian(q)[0], tip)
+        assert np.array_equal(arm.forward_and_jacobian(q)[1], jac)
+
+
 def assert_reaches(chain: Chain, result, target: np.ndarray) -> None:
     assert result.valid, result
     reached = chain.forward(result.q)
