@@ -264,3 +264,53 @@ def test_port_from_blackboard_checked_at_tick(tmp_path):
     h.bb.set("n", -7)
     with pytest.raises(HriError, match="num_cycles"):
         h.tick()
+
+
+LEAN_TREES = ["""<ReactiveSequence>
+  <Script id="guard" script="S;S;S;F;S;S;S;S"/>
+  <Inverter><ForceFailure><Fake id="a" ticks="1" result="SUCCESS"/></ForceFailure></Inverter>
+  <Timeout msec="300"><Fake id="b" ticks="2" result="FAILURE"/></Timeout>
+  <RetryUntilSuccessful num_attempts="2"><Script id="c" script="F;R;S"/></RetryUntilSuccessful>
+</ReactiveSequence>""", """<Repeat num_cycles="3">
+  <Timeout msec="250"><Fake id="b" ticks="5"/></Timeout>
+</Repeat>"""]
+
+
+def _ticks(tmp_path, body: str) -> list:
+    h = Harness(tmp_path, body)
+    runs = []
+    for k in range(12):
+        status = h.tick(at=0.1 * k)
+        runs.append((status, list(h.log), [(n.name, n.status) for n in h.root.iterate()]))
+    return runs
+
+
+def test_leaves_and_decorators_tick_and_halt_as_py_trees_own_behaviour_and_decorator(tmp_path, monkeypatch):
+    """BTNode and BTDecorator tick and stop without py_trees' per-tick debug formatting; what
+    they do must be what py_trees' Behaviour.tick/stop and Decorator.tick/stop do (halts,
+    restarts, a child halted by its decorator), tick for tick."""
+    import py_trees
+
+    from hri.bt.node import BTDecorator, BTNode
+
+    lean = [_ticks(tmp_path, body) for body in LEAN_TREES]
+    monkeypatch.setattr(BTNode, "tick", py_trees.behaviour.Behaviour.tick)
+    monkeypatch.setattr(BTNode, "stop", py_trees.behaviour.Behaviour.stop)
+    monkeypatch.setattr(BTDecorator, "tick", py_trees.decorators.Decorator.tick)
+    monkeypatch.setattr(BTDecorator, "stop", py_trees.decorators.Decorator.stop)
+    assert lean == [_ticks(tmp_path, body) for body in LEAN_TREES]
+    for runs in lean:
+        assert "halt" in {what for _, log, _ in runs for _, what in log}
+
+
+def test_a_leaf_that_returns_no_status_is_invalid_as_in_py_trees(tmp_path):
+    from bt_harness import Cond
+
+    class Broken(Cond):
+        def update(self):
+            return "SUCCESS"  # a string, not a Status
+
+    h = Harness(tmp_path, '<Sequence><Cond id="x" ok="true"/></Sequence>')
+    h.root.children[0].__class__ = Broken
+    h.tick()
+    assert h.root.children[0].status.name == "INVALID"
