@@ -21,6 +21,7 @@ import yaml
 
 from hri.errors import HriError
 from hri.files import hidden_file, is_alive, output_folder, write_atomic
+from hri.scenario import YAML_VALUE_ERRORS
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"
@@ -66,7 +67,7 @@ def parse_sweep(assignments: list[str]) -> dict[str, list[str]]:
         for value in values:
             try:
                 yaml.safe_load(value)
-            except yaml.YAMLError:
+            except YAML_VALUE_ERRORS:
                 raise HriError(f"--set {key}: cannot parse value '{value}'") from None
         sweep[key] = values
     return sweep

@@ -59,6 +59,9 @@ _REQUIRED_IN = {
 #: optional ``simulation`` keys: the person is animated at this rate while away from the robot
 SIMULATION_DEFAULTS = {"person_rate_hz": 20.0}
 _REQUIRED = ("name", "simulation", "room", "robot", "person", "zones", "trees", "safety")
+#: what making a value from YAML text may raise: also ValueError (``2020-99-99``, a timestamp)
+YAML_VALUE_ERRORS = (yaml.YAMLError, ValueError)
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 def preset_path(name: str) -> Path:
@@ -93,6 +96,9 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
     constructor = yaml.constructor.SafeConstructor()
 
     def build(n: yaml.Node, path: str) -> Any:
+        if isinstance(n, yaml.CollectionNode) and n.tag not in _PLAIN_COLLECTIONS:  # !box [...], !!set
+            raise HriError(f"malformed YAML: a tag on a mapping or list ({n.tag}): scenarios take none",
+                           file, n.start_mark.line + 1)
         if isinstance(n, yaml.MappingNode):
             out = {}
             for key_node, value_node in n.value:
@@ -107,7 +113,13 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
         if isinstance(n, yaml.SequenceNode):
             lines.setdefault(path, n.start_mark.line + 1)
             return [build(v, f"{path}[{i}]") for i, v in enumerate(n.value)]
-        return constructor.construct_object(n, deep=True)
+        try:
+            return constructor.construct_object(n, deep=True)
+        except YAML_VALUE_ERRORS as err:  # a tag safe YAML does not know (``!x``), a bad date
+            problem = (getattr(err, "problem", None) or str(err)).strip().splitlines()[0]
+            if not isinstance(err, yaml.YAMLError):  # e.g. read as a date, and no date: say which text
+                problem = f"cannot read {n.value!r}: {problem}"
+            raise HriError(f"malformed YAML: {problem}", file, n.start_mark.line + 1) from None
 
     return build(node, ""), lines
 
@@ -217,7 +229,7 @@ def apply_override(data: dict, assignment: str, lines: dict[str, int] | None = N
     parts = key.strip().split(".")
     try:
         value = yaml.safe_load(raw)
-    except yaml.YAMLError:
+    except YAML_VALUE_ERRORS:
         raise HriError(f"--set {key}: cannot parse value '{raw}'") from None
     node = data
     for i, part in enumerate(parts):
