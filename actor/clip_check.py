@@ -13,6 +13,8 @@ import yaml
 
 from hri.actor.animation import _JOINT_NAMES, BALL_JOINTS, HINGE_JOINTS, HINGE_SIGN, ClipLibrary
 from hri.errors import HriError
+from hri.yaml_values import check_collections, scalar_value
+
 _CLIP_KEYS = ("name", "duration", "keyframes", "anchor_feet")
 _KEYFRAME_KEYS = ("time", "root", "joints")
 _ROOT_KEYS = ("forward", "left", "rotation")
@@ -28,7 +30,9 @@ def check_clip(data: bytes | str, file: str) -> None:
     """
     from hri.bt.yaml_format import compose
 
-    _ClipCheck(file).clip(compose(data, file))
+    node = compose(data, file)
+    check_collections(node, file)
+    _ClipCheck(file).clip(node)
 
 
 class _ClipCheck:
@@ -36,13 +40,12 @@ class _ClipCheck:
 
     def __init__(self, file: str):
         self.file = file
-        self._constructor = yaml.constructor.SafeConstructor()
 
     def fail(self, message: str, node: yaml.Node | None) -> None:
         raise HriError(message, self.file, node.start_mark.line + 1 if node is not None else 1)
 
     def value(self, node: yaml.Node):
-        return self._constructor.construct_object(node, deep=True)
+        return scalar_value(node, self.file)
 
     def mapping(self, node: yaml.Node, where: str, keys: tuple[str, ...]) -> dict[str, yaml.Node]:
         if not isinstance(node, yaml.MappingNode):

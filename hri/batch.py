@@ -21,7 +21,7 @@ import yaml
 
 from hri.errors import HriError
 from hri.files import hidden_file, is_alive, output_folder, write_atomic
-from hri.scenario import YAML_VALUE_ERRORS
+from hri.yaml_values import YAML_VALUE_ERRORS
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"

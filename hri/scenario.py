@@ -20,6 +20,7 @@ from shapely.validation import explain_validity
 
 from hri.errors import HriError
 from hri.geometry import Area, Pose, yaw_quaternion
+from hri.yaml_values import YAML_VALUE_ERRORS, check_collections, scalar_value
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -59,9 +60,6 @@ _REQUIRED_IN = {
 #: optional ``simulation`` keys: the person is animated at this rate while away from the robot
 SIMULATION_DEFAULTS = {"person_rate_hz": 20.0}
 _REQUIRED = ("name", "simulation", "room", "robot", "person", "zones", "trees", "safety")
-#: what making a value from YAML text may raise: also ValueError (``2020-99-99``, a timestamp)
-YAML_VALUE_ERRORS = (yaml.YAMLError, ValueError)
-_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 def preset_path(name: str) -> Path:
@@ -90,15 +88,13 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
         mark = getattr(err, "problem_mark", None)
         problem = (getattr(err, "problem", None) or str(err)).strip().splitlines()[0]  # one line
         raise HriError(f"malformed YAML: {problem}", file, mark.line + 1 if mark else None) from None
+    except RecursionError:
+        raise HriError("malformed YAML: nested too deeply", file, 1) from None
     if node is None or not isinstance(node, yaml.MappingNode):
         raise HriError("a scenario must be a YAML mapping", file, 1)
-
-    constructor = yaml.constructor.SafeConstructor()
+    check_collections(node, file)
 
     def build(n: yaml.Node, path: str) -> Any:
-        if isinstance(n, yaml.CollectionNode) and n.tag not in _PLAIN_COLLECTIONS:  # !box [...], !!set
-            raise HriError(f"malformed YAML: a tag on a mapping or list ({n.tag}): scenarios take none",
-                           file, n.start_mark.line + 1)
         if isinstance(n, yaml.MappingNode):
             out = {}
             for key_node, value_node in n.value:
@@ -113,15 +109,12 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
         if isinstance(n, yaml.SequenceNode):
             lines.setdefault(path, n.start_mark.line + 1)
             return [build(v, f"{path}[{i}]") for i, v in enumerate(n.value)]
-        try:
-            return constructor.construct_object(n, deep=True)
-        except YAML_VALUE_ERRORS as err:  # a tag safe YAML does not know (``!x``), a bad date
-            problem = (getattr(err, "problem", None) or str(err)).strip().splitlines()[0]
-            if not isinstance(err, yaml.YAMLError):  # e.g. read as a date, and no date: say which text
-                problem = f"cannot read {n.value!r}: {problem}"
-            raise HriError(f"malformed YAML: {problem}", file, n.start_mark.line + 1) from None
+        return scalar_value(n, file)
 
-    return build(node, ""), lines
+    try:
+        return build(node, ""), lines
+    except RecursionError:
+        raise HriError("malformed YAML: nested too deeply", file, 1) from None
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -94,3 +95,19 @@ def test_any_top_level_value_with_the_trees_checked_is_an_hri_error_or_loads(tmp
         load_scenario(str(path))
     except HriError:
         pass
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("0: !0", 1, "could not determine a constructor for the tag '!0'"),  # found by the test above
+    ("name: x\nwhen: 2026-13-01", 2, "cannot read '2026-13-01': month must be in 1..12"),
+    ("name: x\nsize: !!int many", 2, "cannot read 'many': invalid literal for int() with base 10: 'many'"),
+    ("name: x\nzones: !!set {a, b}", 2, "a tag on a mapping or list (tag:yaml.org,2002:set): none is taken here"),
+    ("name: x\nloop: &a [1, *a]", 2, "an alias inside what it names (endless)"),
+    ("name: " + "[" * 3000 + "]" * 3000, 1, "nested too deeply"),
+])
+def test_text_yaml_cannot_make_values_of_is_one_line_with_its_place(tmp_path, text, line, message):
+    path = tmp_path / "odd.yaml"
+    path.write_text(text)
+    with pytest.raises(HriError) as caught:
+        load_scenario(str(path))
+    assert str(caught.value) == f"{path}:{line}: malformed YAML: {message}"
