@@ -44,7 +44,7 @@ _CHEST, _SHOULDER, _ELBOW = BALL_JOINTS.index("chest"), BALL_JOINTS.index("right
 
 
 FASTEST_POINT_MARGIN = 1.1  # a posing between two of a clip's samples, interpolated, moves a little unevenly
-_FASTEST_POINT: dict = {}  # clip -> m/s (HumanoidBody.fastest_point)
+_FASTEST_POINT: dict = {}  # (clip, travel speed) -> m/s (HumanoidBody.fastest_point)
 
 
 def _reach_from_centre(client: int, body: int, link: int) -> float:
@@ -172,22 +172,24 @@ class HumanoidBody:
             farthest = max(farthest, math.dist(p0, p1) + reach * turned)
         return farthest
 
-    def fastest_point(self, clip: "Clip", rate: float = CLIP_TABLE_RATE) -> float:
-        """How fast (m/s) any point of the body moves while ``clip`` plays at speed 1, from
-        its samples ``rate`` times a second, times ``FASTEST_POINT_MARGIN`` (posings between
-        two samples interpolate them). Poses the body: the caller poses it again. Once per
-        clip and process."""
-        cached = _FASTEST_POINT.get(clip)
+    def fastest_point(self, clip: "Clip", rate: float = CLIP_TABLE_RATE, travel_speed: float = 0.0) -> float:
+        """How fast (m/s) any point of the body moves while ``clip`` plays at speed 1 and the
+        person moves on at ``travel_speed`` (the walk: its forward travel is taken out of its
+        poses), from its samples ``rate`` times a second, times ``FASTEST_POINT_MARGIN``
+        (posings between two samples interpolate them). Poses the body: the caller poses it
+        again. Once per clip, speed and process."""
+        cached = _FASTEST_POINT.get((clip, travel_speed))
         if cached is None:
             dt, frames = 1.0 / rate, None
             fastest = 0.0
             for i in range(int(math.floor(clip.duration * rate)) + 1):
-                self.apply(clip.sample(min(i * dt, clip.duration)), 0.0, 0.0, 0.0)
+                t = min(i * dt, clip.duration)
+                self.apply(clip.sample(t), travel_speed * t, 0.0, 0.0)
                 now = self.link_frames()
                 if frames is not None:
                     fastest = max(fastest, self.moved_at_most(frames, now) / dt)
                 frames = now
-            cached = _FASTEST_POINT[clip] = fastest * FASTEST_POINT_MARGIN
+            cached = _FASTEST_POINT[(clip, travel_speed)] = fastest * FASTEST_POINT_MARGIN
         return cached
 
     def remove(self) -> None:

@@ -37,7 +37,8 @@ from hri.geometry import Pose
 #: How fast (m/s) any point of the body may move while walking, turning or blending from one
 #: pose into another: a foot swinging forward while walking moves up to 4.4 m/s in the
 #: presets (tests/test_separation_schedule.py keeps it below this). Clips played alone move at
-#: their measured speed (:meth:`ActorPlugin.speed_bound`).
+#: their measured speed, and a walk faster than the walk clip's own by its measured speed too
+#: (:meth:`ActorPlugin.speed_bound`).
 TOP_SPEED_M_S = 5.0
 #: Amplitude of the stepping animation while turning in place (fraction of the walk cycle).
 TURN_STEP_AMPLITUDE = 0.35
@@ -103,6 +104,8 @@ class ActorPlugin:
         # how fast each clip moves the body, measured once per clip and process (poses the body)
         self._clip_top_speed = {name: self._body.fastest_point(clips.get(name))
                                 for name in clips.names() if name != ClipLibrary.WALK}
+        self._walk_top_speed = self._body.fastest_point(clips.walk, travel_speed=clips.walk.natural_speed)
+        self._movement_bound = TOP_SPEED_M_S  # speed_bound() while moving: set by each movement
         self._apply()
 
     # ------------------------------------------------------------------ public
@@ -166,14 +169,27 @@ class ActorPlugin:
     def speed_bound(self) -> float:
         """How fast (m/s) any point of the body may move while the person does what its last
         step started: a clip alone at its measured speed times the speed asked, nothing while
-        it stands still, else :data:`TOP_SPEED_M_S` (walking, turning, blending). For the
-        safety monitor's separation schedule."""
+        it stands still, :data:`TOP_SPEED_M_S` blending, and while moving (turning, walking)
+        that or more for a walk faster than the walk clip's own (:meth:`_walking_bound`).
+        For the safety monitor's separation schedule."""
+        if self.state == ActorState.MOVEMENT:
+            return self._movement_bound
         if self._blend_from is None:
             if self.state == ActorState.ANIMATION:
                 return self._clip_top_speed[self._clip.name] * self._clip_speed
             if self.state in (ActorState.IDLE, ActorState.SETUP):
                 return 0.0
         return TOP_SPEED_M_S
+
+    def _walking_bound(self, stride: float, speed: float) -> float:
+        """The bound of a movement walking ``stride`` m per cycle at ``speed`` m/s. The walk
+        clip's top speed was measured at its own stride and speed (v0); this walk plays its
+        poses r times as fast and carries the body at ``speed``, so no point moves faster than
+        r times that plus ``|speed - r v0|``. Never below :data:`TOP_SPEED_M_S` (the turns and
+        blends of a movement)."""
+        walk = self.clips.walk
+        r = speed * walk.duration / stride
+        return max(TOP_SPEED_M_S, r * self._walk_top_speed + abs(speed - r * walk.natural_speed))
 
     @property
     def progress(self) -> float:
@@ -319,6 +335,7 @@ class ActorPlugin:
         target = message.target
         stride = message.animation_speed if message.animation_speed > 0.0 else walk.stride
         speed = self.walk_speed or stride / walk.duration
+        self._movement_bound = self._walking_bound(stride, speed)
         goal = (float(target.x), float(target.y))
         far = math.dist(goal, self._xy) > self.min_distance
         corners = self.walking_area.route(self._xy, goal) \

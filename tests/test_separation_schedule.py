@@ -85,6 +85,28 @@ class BodyFrames:
             yield self.body.moved_at_most(frames0, frames1), step1 - step0, allowed
 
 
+def _posings(scenario, monkeypatch, seconds: float = 60.0) -> tuple[BodyFrames, list, float]:
+    """Run ``scenario`` recording every posing of the person and the bounds given."""
+    with Simulation(scenario, 0) as sim:
+        frames = BodyFrames(sim)
+        sim.observers.append(frames)
+        apply = actor_body.HumanoidBody.apply
+
+        def posed(body, *args, **kwargs):
+            placed = apply(body, *args, **kwargs)
+            frames.record()
+            return placed
+
+        monkeypatch.setattr(actor_body.HumanoidBody, "apply", posed)
+        sim.run(seconds)
+        monkeypatch.undo()
+        return frames, list(frames.intervals()), sim.dt
+
+
+def _beyond(intervals: list) -> list:
+    return [(moved, allowed) for moved, _steps, allowed in intervals if moved > allowed + 1e-6]  # 1e-6: acos near 1
+
+
 def test_no_point_of_the_person_moves_faster_than_the_schedule_assumes(monkeypatch) -> None:
     """The waits between separation queries assume the person's body moves no faster than
     the plugin's bound for what it does (ActorPlugin.speed_bound: a clip's measured speed,
@@ -94,24 +116,21 @@ def test_no_point_of_the_person_moves_faster_than_the_schedule_assumes(monkeypat
     one physics step (5-23 m/s) after previews had shown it on its way; walking alone moves a
     foot up to 4.4 m/s (the bound was 3)."""
     for preset in ("coexistence", "collaboration"):
-        with Simulation(load_scenario(preset), 0) as sim:
-            frames = BodyFrames(sim)
-            sim.observers.append(frames)
-            apply = actor_body.HumanoidBody.apply
-
-            def posed(body, *args, **kwargs):
-                placed = apply(body, *args, **kwargs)
-                frames.record()
-                return placed
-
-            monkeypatch.setattr(actor_body.HumanoidBody, "apply", posed)
-            sim.run(60.0)
-            monkeypatch.undo()
-            intervals = list(frames.intervals())
+        frames, intervals, dt = _posings(load_scenario(preset), monkeypatch)
         assert len(intervals) >= 1199, "the person is posed at least at its own steps"
-        fastest = max(moved / (steps * sim.dt) for moved, steps, _allowed in intervals)
+        fastest = max(moved / (steps * dt) for moved, steps, _allowed in intervals)
         assert 3.0 < fastest < PERSON_MAX_SPEED_M_S, preset
-        beyond = [(moved, allowed) for moved, _steps, allowed in intervals if moved > allowed + 1e-6]  # 1e-6: acos near 1
-        assert not beyond, f"{preset}: moved farther than the bounds allow: {beyond[:3]}"
+        assert not _beyond(intervals), f"{preset}: moved farther than the bounds allow: {_beyond(intervals)[:3]}"
         assert sum(1 for bound in frames.bounds if bound < PERSON_MAX_SPEED_M_S) > 1000, \
             "the person stands or plays clips for a while: the bound below the top speed is tried"
+
+
+def test_a_walk_faster_than_the_walk_clip_raises_the_bound_by_its_measured_speed(monkeypatch) -> None:
+    """A scenario may make the person walk three times as far per cycle as the walk clip does
+    (``person.walk_stride_m``), at three times its speed: a foot then moves faster than the
+    top speed the presets' walks keep to, and the bound grows with it."""
+    frames, intervals, dt = _posings(load_scenario("coexistence", ["person.walk_stride_m=3.7"]), monkeypatch)
+    fastest = max(moved / (steps * dt) for moved, steps, _allowed in intervals)
+    assert fastest > PERSON_MAX_SPEED_M_S, "the walk outruns the presets' top speed"
+    assert not _beyond(intervals), f"moved farther than the bounds allow: {_beyond(intervals)[:3]}"
+    assert max(frames.bounds) > fastest
