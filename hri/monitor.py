@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import pybullet as p
 import shapely
 
-from hri.actor.plugin import TOP_SPEED_M_S
+from hri.actor.lookahead import TOP_SPEED_M_S
 from hri.errors import SafetyViolation
 from hri.geometry import Area
 from hri.stats import EventLog, RunStats
