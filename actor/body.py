@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pybullet
 
-from hri.actor.animation import (BALL_JOINTS, CLIP_TABLE_RATE, FOOT_SOLE, HINGE_JOINTS, SCALE, URDF_PATH, BodyPose,
-                                 Clip, data_path)
+from hri.actor.animation import CLIP_TABLE_RATE, FOOT_SOLE, SCALE, URDF_PATH, Clip, data_path
+from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, BodyPose
 from hri.kinematics import Chain
 from hri.actor.quaternions import Q_MODEL_TO_WORLD, qrotate
 from hri.quiet import c_output_silenced

@@ -11,7 +11,8 @@ import math
 
 import yaml
 
-from hri.actor.animation import _JOINT_NAMES, BALL_JOINTS, HINGE_JOINTS, HINGE_SIGN, ClipLibrary
+from hri.actor.animation import _JOINT_NAMES, HINGE_SIGN, ClipLibrary
+from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS
 from hri.errors import HriError
 from hri.yaml_values import check_collections, scalar_value
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from hri.actor.animation import BodyPose, blend_root
+from hri.actor.pose import BodyPose, blend_root
 from hri.actor.body import pelvis_position
 from hri.actor.protocol import ActorState
 from hri.actor.quaternions import smoothstep

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pybullet
 
-from hri.actor.animation import BodyPose, ClipLibrary, WalkClip, data_path
+from hri.actor.animation import ClipLibrary, WalkClip, data_path
+from hri.actor.pose import BodyPose
 from hri.actor.body import HumanoidBody
 from hri.png import write_png
 

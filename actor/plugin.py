@@ -26,10 +26,11 @@ import math
 
 import numpy as np
 
-from hri.actor.animation import BodyPose, ClipLibrary, blend, blend_root
+from hri.actor.animation import ClipLibrary
 from hri.actor.body import HumanoidBody
 from hri.actor.leg import Leg
 from hri.actor.lookahead import TOP_SPEED_M_S, SafetyLookahead
+from hri.actor.pose import BodyPose, blend, blend_root
 from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea

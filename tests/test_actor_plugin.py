@@ -10,7 +10,8 @@ import pybullet
 import pytest
 from shapely.geometry import Point, box
 
-from hri.actor.animation import FOOT_CORNERS, ClipLibrary, KeyframeClip, WalkClip, pose_distance
+from hri.actor.animation import FOOT_CORNERS, ClipLibrary, KeyframeClip, WalkClip
+from hri.actor.pose import pose_distance
 from hri.actor.quaternions import qrotate
 from hri.actor.plugin import ActorPlugin
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage

@@ -109,7 +109,7 @@ def test_forward_kinematics_matches_pybullet(client, urdf, base, tip):
 
 def test_humanoid_hand_matches_the_person_body(client):
     """Where the hand is: the arm chain fed with a BodyPose as HumanoidBody poses it."""
-    from hri.actor.animation import BALL_JOINTS, HINGE_JOINTS, BodyPose
+    from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, BodyPose
     from hri.actor.body import HumanoidBody
 
     body = HumanoidBody(client)
