@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from hri.actor.pose import BodyPose, blend_root
 from hri.actor.body import pelvis_position
+from hri.actor.pose import BodyPose, blend_root
 from hri.actor.protocol import ActorState
 from hri.actor.quaternions import smoothstep
 from hri.geometry import Pose

@@ -11,8 +11,8 @@ import numpy as np
 import pybullet
 
 from hri.actor.animation import ClipLibrary, WalkClip, data_path
-from hri.actor.pose import BodyPose
 from hri.actor.body import HumanoidBody
+from hri.actor.pose import BodyPose
 from hri.png import write_png
 
 
