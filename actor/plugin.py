@@ -252,6 +252,7 @@ class ActorPlugin(SafetyLookahead):
             self._sequence = message.sequence
             self._clip = None
             self._legs = self._plan(message)
+            self._movement_bound = self._walking_bound(self._legs[0].stride, self._legs[0].speed)
             self._leg_index, self._movement = 0, self._legs[0]
             self._move_elapsed = self._legs_done_s = 0.0
             self._move_total_s = sum(leg.duration for leg in self._legs)
@@ -267,7 +268,6 @@ class ActorPlugin(SafetyLookahead):
         target = message.target
         stride = message.animation_speed if message.animation_speed > 0.0 else walk.stride
         speed = self.walk_speed or stride / walk.duration
-        self._movement_bound = self._walking_bound(stride, speed)
         goal = (float(target.x), float(target.y))
         far = math.dist(goal, self._xy) > self.min_distance
         corners = self.walking_area.route(self._xy, goal) \

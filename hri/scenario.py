@@ -20,7 +20,7 @@ from shapely.validation import explain_validity
 
 from hri.errors import HriError
 from hri.geometry import Area, Pose, yaw_quaternion
-from hri.yaml_values import YAML_VALUE_ERRORS, check_collections, scalar_value
+from hri.yaml_values import YAML_VALUE_ERRORS, check_collections, scalar_value, yaml_problem
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -81,15 +81,19 @@ def resolve_scenario_path(name_or_path: str) -> Path:
 
 def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
     """Safe-load YAML and record the line of every mapping key as ``dotted.key -> line``."""
+    try:
+        return _read_with_lines(text, file)
+    except RecursionError:  # nested deeper than the parser, or the builder below, goes
+        raise HriError("malformed YAML: nested too deeply", file, 1) from None
+
+
+def _read_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
     lines: dict[str, int] = {}
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        problem = (getattr(err, "problem", None) or str(err)).strip().splitlines()[0]  # one line
-        raise HriError(f"malformed YAML: {problem}", file, mark.line + 1 if mark else None) from None
-    except RecursionError:
-        raise HriError("malformed YAML: nested too deeply", file, 1) from None
+        raise HriError(f"malformed YAML: {yaml_problem(err)}", file, mark.line + 1 if mark else None) from None
     if node is None or not isinstance(node, yaml.MappingNode):
         raise HriError("a scenario must be a YAML mapping", file, 1)
     check_collections(node, file)
@@ -111,10 +115,7 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
             return [build(v, f"{path}[{i}]") for i, v in enumerate(n.value)]
         return scalar_value(n, file)
 
-    try:
-        return build(node, ""), lines
-    except RecursionError:
-        raise HriError("malformed YAML: nested too deeply", file, 1) from None
+    return build(node, ""), lines
 
 
 @dataclass

@@ -24,12 +24,17 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
+def yaml_problem(err: Exception) -> str:
+    """What went wrong, in one line, from PyYAML's error (or any other)."""
+    return (getattr(err, "problem", None) or str(err)).strip().splitlines()[0]
+
+
 def scalar_value(node: yaml.Node, file: str) -> Any:
     """The value of ``node`` as ``yaml.safe_load`` makes it, or HriError at its line."""
     try:
         return _CONSTRUCTOR.construct_object(node, deep=True)
     except YAML_VALUE_ERRORS as err:
-        problem = (getattr(err, "problem", None) or str(err)).strip().splitlines()[0]
+        problem = yaml_problem(err)
         if not isinstance(err, yaml.YAMLError):  # e.g. read as a date, and no date: say which text
             problem = f"cannot read {node.value!r}: {problem}"
         raise HriError(f"malformed YAML: {problem}", file, node.start_mark.line + 1) from None
