@@ -63,7 +63,7 @@ from hri.stats import EventLog, RunStats
 
 EXACT_M = 1.0  # a smallest separation below this is exact
 CONTACT_M = 0.05  # below this the separation is queried every step (interpenetration)
-PERSON_MAX_SPEED_M_S = TOP_SPEED_M_S  # any point of the person (hri.actor.plugin)
+PERSON_MAX_SPEED_M_S = TOP_SPEED_M_S  # any point of the person (hri.actor.lookahead)
 SPEED_EVERY = 12
 REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not a pause at a waypoint)
 SEPARATION_CUTOFF_M = 50.0
