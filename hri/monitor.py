@@ -43,7 +43,8 @@ The robot's speed is checked every step while the person is in the warning or st
 safety limits), from the measured joint speeds; the fastest point's speed (a costlier query)
 where it decides (at rest in the stop zone, unless the joint speeds already bound it below
 ``rest_speed_m_s``) and every ``SPEED_EVERY`` steps for the ``max_robot_speed_m_s``
-statistic. The zone is followed every step the pelvis moved (:class:`ZoneTracker`: exact, and
+statistic, unless the joint speeds' bound shows that no point moves faster than that maximum
+already is. The zone is followed every step the pelvis moved (:class:`ZoneTracker`: exact, and
 mostly one comparison).
 """
 
@@ -69,6 +70,7 @@ REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not
 SEPARATION_CUTOFF_M = 50.0
 PENETRATION_TOLERANCE_M = 1e-3  # deeper than this, person and robot interpenetrate: a violation
 BOUND_SLACK_M = 1e-6  # the closest-pair query's cutoff beyond the bound, against rounding in the cutoff test
+SPEED_BOUND_SLACK = 1e-6  # relative: a joint speeds' bound this close to the fastest speed so far does not decide
 
 
 @dataclass(frozen=True)
@@ -209,9 +211,11 @@ class SafetyMonitor:
         """The speed limits. Joint speeds every step; the fastest point's speed (a costlier
         query) only where it decides: at rest in the stop zone unless the joint speeds' bound
         already shows it, a violation's report, and every ``SPEED_EVERY`` steps for
-        ``max_robot_speed_m_s``."""
+        ``max_robot_speed_m_s`` unless the bound shows that no point moves faster than the
+        maximum so far (near the person the robot runs at 10 % or rests: most samples)."""
         fraction, bound = self._joint_speeds()
-        if self.steps % SPEED_EVERY == 0:
+        if (self.steps % SPEED_EVERY == 0
+                and bound * (1.0 + SPEED_BOUND_SLACK) >= self.stats.max_robot_speed_m_s):
             self.robot_speeds()
         lim = self.limits
         if self.stop_since is not None:

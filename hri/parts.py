@@ -240,11 +240,11 @@ class PartManager:
 
     # --- per physics step ------------------------------------------------------------------
     def step(self) -> None:
-        for part in self.parts:
+        for part in tuple(self.parts):  # a copy: a part at its belt's end leaves the list
             if part.holder is not None:
                 self._follow(part)
-        for part in [q for q in self.parts if q.riding is not None]:
-            self._ride(part)
+            elif part.riding is not None:
+                self._ride(part)
         self._steps += 1
         if self._steps % REFILL_EVERY == 0:  # cheap enough twice a second, not every step
             for sink in self.sinks:

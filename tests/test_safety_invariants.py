@@ -14,8 +14,10 @@ from hri.actor.animation import ClipLibrary
 from hri.actor.body import HumanoidBody
 from hri.errors import SafetyViolation
 from hri.geometry import Area, Pose
-from hri.monitor import SafetyLimits, SafetyMonitor, ZoneTracker, zone_of
+from hri.monitor import SPEED_EVERY, SafetyLimits, SafetyMonitor, ZoneTracker, zone_of
 from hri.robot.arm import RobotArm, RobotConfig
+from hri.scenario import load_scenario
+from hri.sim import Simulation
 from hri.stats import EventLog, RunStats
 from test_cli import hri
 
@@ -111,3 +113,42 @@ def test_without_strict_the_same_run_counts_its_violations(tmp_path):
                  "--set", "net.safety.latency=0.6")
     assert result.returncode == 0
     assert json.loads(result.stdout)["safety_violations"] > 1
+
+
+class SampledSpeeds:
+    """An observer that measures the robot's fastest point on every ``SPEED_EVERY``-th step, and
+    the bound the joint speeds give."""
+
+    def __init__(self) -> None:
+        self.speeds: list[float] = []
+        self.bounds: list[float] = []
+
+    def start(self, sim: Simulation) -> None: ...
+
+    def after_step(self, sim: Simulation) -> None:
+        if sim.monitor.steps % SPEED_EVERY == 0:
+            self.speeds.append(RobotArm.fastest_point_speed(sim.robot))  # not the counted one
+            self.bounds.append(sim.robot.joint_speeds()[1])
+
+    def finish(self, sim: Simulation) -> None: ...
+
+
+def test_the_robots_top_speed_is_every_sample_although_most_are_not_asked():
+    oracle = SampledSpeeds()
+    with Simulation(load_scenario("cooperation"), 0, observers=[oracle]) as sim:
+        asked = 0
+        fastest = sim.robot.fastest_point_speed
+
+        def counted() -> float:
+            nonlocal asked
+            asked += 1
+            return fastest()
+
+        sim.robot.fastest_point_speed = counted
+        sim.run(60.0)
+        top = sim.monitor.stats.max_robot_speed_m_s
+    assert top == max(oracle.speeds) > 1.0
+    assert all(bound >= speed for bound, speed in zip(oracle.bounds, oracle.speeds))
+    # the joint speeds' bound below the top so far skips the sample (the trajectory's rows, every
+    # other sample, and the stop zone's rest checks ask as well)
+    assert asked < 0.8 * len(oracle.speeds), (asked, len(oracle.speeds))

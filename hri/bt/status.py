@@ -18,6 +18,7 @@ and :data:`STATUS_TERMINAL_STYLES` are the one palette of every view of statuses
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -28,6 +29,7 @@ from py_trees.common import Status
 from hri.errors import HriError
 
 IDLE = "IDLE"
+_STATUS_OF = operator.attrgetter("status")  # every tick, over every node
 STATUS_NAMES = {Status.INVALID: IDLE, Status.RUNNING: "RUNNING", Status.SUCCESS: "SUCCESS",
                 Status.FAILURE: "FAILURE"}
 # Groot2's colours, so a picture reads like its monitor: running orange, success green,
@@ -85,7 +87,7 @@ class TreeStatusLog:
 
     def record(self, t: float, emit: Emit) -> None:
         """After a tick: emit the changes since the last tick (nothing when none changed)."""
-        statuses = [node.status for node in self._behaviours]
+        statuses = list(map(_STATUS_OF, self._behaviours))
         if statuses == self._last_raw:
             return  # most ticks change nothing: one list comparison
         changes = {str(i): STATUS_NAMES[now] for i, (now, before) in enumerate(zip(statuses, self._last_raw))
