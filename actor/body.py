@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pybullet
 
-from hri.actor.animation import CLIP_TABLE_RATE, FOOT_SOLE, SCALE, URDF_PATH, Clip, data_path
+from hri.actor.animation import CLIP_TABLE_RATE, FOOT_SOLE, SCALE, URDF_PATH, Clip, ClipLibrary, data_path
 from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, BodyPose
 from hri.kinematics import Chain
 from hri.actor.quaternions import Q_MODEL_TO_WORLD, qrotate
@@ -192,5 +192,23 @@ class HumanoidBody:
             cached = _FASTEST_POINT[(clip, travel_speed)] = fastest * FASTEST_POINT_MARGIN
         return cached
 
+    def clip_speeds(self, clips: ClipLibrary) -> tuple[dict[str, float], float]:
+        """:meth:`fastest_point` of every clip of ``clips`` but the walk, by name, and of the
+        walk at its natural speed: what a person's plugin asks at set-up."""
+        speeds = {name: self.fastest_point(clips.get(name)) for name in clips.names() if name != clips.WALK}
+        return speeds, self.fastest_point(clips.walk, travel_speed=clips.walk.natural_speed)
+
     def remove(self) -> None:
         pybullet.removeBody(self.body_id, physicsClientId=self.client)
+
+
+def measure_clip_speeds(clips: ClipLibrary) -> None:
+    """Fill this process's table of how fast each of ``clips`` moves the body (about 0.3 s for
+    the default library, which the first run of a process pays otherwise) on a PyBullet
+    client of its own, disconnected before returning: for a process that forks the workers of a
+    batch (:mod:`hri.worker_preload`), so that they start with the table."""
+    client = pybullet.connect(pybullet.DIRECT)
+    try:
+        HumanoidBody(client).clip_speeds(clips)
+    finally:
+        pybullet.disconnect(client)

@@ -98,9 +98,7 @@ class ActorPlugin(SafetyLookahead):
         self._blend_elapsed = 0.0
         self._segment = -1
         # how fast each clip moves the body, measured once per clip and process (poses the body)
-        self._clip_top_speed = {name: self._body.fastest_point(clips.get(name))
-                                for name in clips.names() if name != ClipLibrary.WALK}
-        self._walk_top_speed = self._body.fastest_point(clips.walk, travel_speed=clips.walk.natural_speed)
+        self._clip_top_speed, self._walk_top_speed = self._body.clip_speeds(clips)
         self._movement_bound = TOP_SPEED_M_S  # speed_bound() while moving: set by each movement
         self._apply()
 

@@ -1,9 +1,12 @@
 """Imported once by the forkserver that starts a batch's local worker processes.
 
 Every worker is forked from that server, so it starts with PyBullet, NumPy, py_trees and the
-simulator imported and the person's clips built (``ClipLibrary.default()``), instead of doing
-that itself: about 0.9 s a worker, which a short batch pays in full. Nothing is connected or
-opened here: a PyBullet client and the run's queues are made in the worker, for its runs only.
+simulator imported, the person's clips built (``ClipLibrary.default()``), their names read
+for the trees' checks (``clip_names()``) and how fast each clip moves the body measured
+(``measure_clip_speeds``), instead of doing that itself: about 0.9 s of imports and 0.3 s of
+first-run work a worker, which a short batch pays in full. The measuring connects a PyBullet
+client of its own and disconnects it before this module is done: nothing connected or open
+is forked. A worker's client and its run's queues are made in the worker, for its runs only.
 """
 
 from hri.quiet import import_pybullet_quietly
@@ -12,6 +15,8 @@ import_pybullet_quietly()  # before hri.sim imports it: no build-time banner on 
 
 import hri.batch  # noqa: E402,F401
 import hri.sim  # noqa: E402,F401
-from hri.actor.animation import ClipLibrary  # noqa: E402
+from hri.actor.animation import ClipLibrary, clip_names  # noqa: E402
+from hri.actor.body import measure_clip_speeds  # noqa: E402
 
-ClipLibrary.default()  # read-only once built, cached per process: the workers inherit it
+measure_clip_speeds(ClipLibrary.default())  # read-only once built, cached per process: the workers inherit them
+clip_names()

@@ -193,13 +193,43 @@ def test_ray_missing_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_local_worker_starts_with_the_simulator_imported_and_the_clips_built() -> None:
-    """The forkserver imports the simulator and builds the clips once (hri/worker_preload.py);
-    a worker forked from it asks for neither (each spent about 0.9 s on them before)."""
+    """The forkserver imports the simulator, builds the clips, reads their names and measures
+    how fast each moves the body, once (hri/worker_preload.py); a worker forked from it asks
+    for none of them (each spent about 0.9 s on the first two and 0.3 s on the last before),
+    and no PyBullet client is open in it."""
     from concurrent.futures import ProcessPoolExecutor
 
     from hri.backends import worker_context
 
-    clips_built = "__import__('hri.actor.animation', fromlist=['_']).ClipLibrary.default.cache_info().currsize"
+    animation = "__import__('hri.actor.animation', fromlist=['_'])"
+    clips_built = f"{animation}.ClipLibrary.default.cache_info().currsize"
+    names_read = f"{animation}.clip_names.cache_info().currsize"
+    speeds = ("sorted((clip.name, speed) for clip, speed in "
+              "__import__('hri.actor.body', fromlist=['_'])._FASTEST_POINT)")
+    clip_count = f"len({animation}.ClipLibrary.default().names())"
+    connected = "[c for c in range(8) if __import__('pybullet').isConnected(physicsClientId=c)]"
     with ProcessPoolExecutor(max_workers=1, mp_context=worker_context()) as pool:
         assert pool.submit(eval, "'hri.sim' in __import__('sys').modules").result() is True
         assert pool.submit(eval, clips_built).result() == 1
+        assert pool.submit(eval, names_read).result() == 1
+        measured = pool.submit(eval, speeds).result()
+        assert len(measured) == pool.submit(eval, clip_count).result()
+        assert "walk" in [name for name, _ in measured]
+        assert pool.submit(eval, connected).result() == []
+
+
+def test_clip_speeds_measured_apart_are_those_a_run_measures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The preload's table (a client of its own, the body alone) holds the same bits as the
+    one a run's plugin fills on the run's own client: a worker's runs are those of ``hri run``."""
+    from hri.actor import body
+    from hri.actor.animation import ClipLibrary
+    from hri.scenario import load_scenario
+    from hri.sim import Simulation
+
+    monkeypatch.setattr(body, "_FASTEST_POINT", {})
+    body.measure_clip_speeds(ClipLibrary.default())
+    apart = dict(body._FASTEST_POINT)
+    monkeypatch.setattr(body, "_FASTEST_POINT", {})
+    with Simulation(load_scenario("coexistence"), 0):
+        in_run = dict(body._FASTEST_POINT)
+    assert len(apart) == len(ClipLibrary.default().names()) and apart == in_run
