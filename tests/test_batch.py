@@ -204,7 +204,7 @@ def test_a_local_worker_starts_with_the_simulator_imported_and_the_clips_built()
     animation = "__import__('hri.actor.animation', fromlist=['_'])"
     clips_built = f"{animation}.ClipLibrary.default.cache_info().currsize"
     names_read = f"{animation}.clip_names.cache_info().currsize"
-    speeds = ("sorted((clip.name, speed) for clip, speed in "
+    speeds = ("sorted((clip.name, travel) for clip, travel in "
               "__import__('hri.actor.body', fromlist=['_'])._FASTEST_POINT)")
     clip_count = f"len({animation}.ClipLibrary.default().names())"
     connected = "[c for c in range(8) if __import__('pybullet').isConnected(physicsClientId=c)]"
