@@ -67,12 +67,14 @@ def worker_context() -> multiprocessing.context.BaseContext:
 
 
 def start_worker_server() -> None:
-    """Start the forkserver now, with its preload (a benchmark times batches without it: a
-    batch command pays it once, whatever its number of workers)."""
-    if worker_context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
+    """Start the forkserver now and return when its preload is done (a benchmark times batches
+    without it: a batch command pays it once, whatever its number of workers). Starting the
+    server does not wait for the preload; the first process forked from it does."""
+    context = worker_context()
+    if context.get_start_method() == "forkserver":
+        first = context.Process(target=int)
+        first.start()
+        first.join()
 
 
 def run_local(tasks: list[dict[str, Any]], workers: int) -> Iterator[dict[str, Any]]:

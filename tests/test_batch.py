@@ -233,3 +233,16 @@ def test_clip_speeds_measured_apart_are_those_a_run_measures(monkeypatch: pytest
     with Simulation(load_scenario("coexistence"), 0):
         in_run = dict(body._FASTEST_POINT)
     assert len(apart) == len(ClipLibrary.default().names()) and apart == in_run
+
+
+def test_the_worker_server_is_ready_when_started() -> None:
+    """``start_worker_server`` returns once the forkserver has done its preload, so the first
+    batch a benchmark times does not wait for it (starting the server alone returns at once)."""
+    probe = ("from multiprocessing import forkserver\n"
+             "from hri.backends import start_worker_server\n"
+             "start_worker_server()\n"
+             "maps = open(f'/proc/{forkserver._forkserver._forkserver_pid}/maps').read()\n"
+             "print('pybullet' in maps)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
