@@ -192,23 +192,26 @@ class HumanoidBody:
             cached = _FASTEST_POINT[(clip, travel_speed)] = fastest * FASTEST_POINT_MARGIN
         return cached
 
-    def clip_speeds(self, clips: ClipLibrary) -> tuple[dict[str, float], float]:
-        """:meth:`fastest_point` of every clip of ``clips`` but the walk, by name, and of the
-        walk at its natural speed: what a person's plugin asks at set-up."""
-        speeds = {name: self.fastest_point(clips.get(name)) for name in clips.names() if name != clips.WALK}
-        return speeds, self.fastest_point(clips.walk, travel_speed=clips.walk.natural_speed)
-
     def remove(self) -> None:
         pybullet.removeBody(self.body_id, physicsClientId=self.client)
 
 
-def measure_clip_speeds(clips: ClipLibrary) -> None:
-    """Fill this process's table of how fast each of ``clips`` moves the body (about 0.3 s for
-    the default library, which the first run of a process pays otherwise) on a PyBullet
-    client of its own, disconnected before returning: for a process that forks the workers of a
-    batch (:mod:`hri.worker_preload`), so that they start with the table."""
-    client = pybullet.connect(pybullet.DIRECT)
-    try:
-        HumanoidBody(client).clip_speeds(clips)
-    finally:
-        pybullet.disconnect(client)
+def clip_speeds(clips: ClipLibrary) -> tuple[dict[str, float], float]:
+    """:meth:`HumanoidBody.fastest_point` of every clip of ``clips`` but the walk, by name, and
+    of the walk at its natural speed: what a person's plugin asks at set-up. What this
+    process has not measured yet (about 0.3 s for the default library) is measured on a
+    PyBullet client of its own, disconnected before returning: the run's body, perhaps in a
+    window, is not posed through every clip, and a process that forks the workers of a batch
+    (:mod:`hri.worker_preload`) can measure them once for all of them, with nothing open."""
+    wanted = {name: (clips.get(name), 0.0) for name in clips.names() if name != clips.WALK}
+    walk = (clips.walk, clips.walk.natural_speed)
+    missing = [key for key in (*wanted.values(), walk) if key not in _FASTEST_POINT]
+    if missing:
+        client = pybullet.connect(pybullet.DIRECT)
+        try:
+            body = HumanoidBody(client)
+            for clip, travel_speed in missing:
+                body.fastest_point(clip, travel_speed=travel_speed)
+        finally:
+            pybullet.disconnect(client)
+    return {name: _FASTEST_POINT[key] for name, key in wanted.items()}, _FASTEST_POINT[walk]

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from hri.actor.animation import ClipLibrary
-from hri.actor.body import HumanoidBody
+from hri.actor.body import HumanoidBody, clip_speeds
 from hri.actor.leg import Leg
 from hri.actor.lookahead import TOP_SPEED_M_S, SafetyLookahead
 from hri.actor.pose import BodyPose, blend, blend_root
@@ -97,8 +97,8 @@ class ActorPlugin(SafetyLookahead):
         self._idle_target: BodyPose | None = None
         self._blend_elapsed = 0.0
         self._segment = -1
-        # how fast each clip moves the body, measured once per clip and process (poses the body)
-        self._clip_top_speed, self._walk_top_speed = self._body.clip_speeds(clips)
+        # how fast each clip moves the body, measured once per clip and process
+        self._clip_top_speed, self._walk_top_speed = clip_speeds(clips)
         self._movement_bound = TOP_SPEED_M_S  # speed_bound() while moving: set by each movement
         self._apply()
 

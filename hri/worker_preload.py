@@ -3,7 +3,7 @@
 Every worker is forked from that server, so it starts with PyBullet, NumPy, py_trees and the
 simulator imported, the person's clips built (``ClipLibrary.default()``), their names read
 for the trees' checks (``clip_names()``) and how fast each clip moves the body measured
-(``measure_clip_speeds``), instead of doing that itself: about 0.9 s of imports and 0.3 s of
+(``clip_speeds``), instead of doing that itself: about 0.9 s of imports and 0.3 s of
 first-run work a worker, which a short batch pays in full. The measuring connects a PyBullet
 client of its own and disconnects it before this module is done: nothing connected or open
 is forked. A worker's client and its run's queues are made in the worker, for its runs only.
@@ -16,7 +16,7 @@ import_pybullet_quietly()  # before hri.sim imports it: no build-time banner on 
 import hri.batch  # noqa: E402,F401
 import hri.sim  # noqa: E402,F401
 from hri.actor.animation import ClipLibrary, clip_names  # noqa: E402
-from hri.actor.body import measure_clip_speeds  # noqa: E402
+from hri.actor.body import clip_speeds  # noqa: E402
 
-measure_clip_speeds(ClipLibrary.default())  # read-only once built, cached per process: the workers inherit them
+clip_speeds(ClipLibrary.default())  # read-only once built, cached per process: the workers inherit them
 clip_names()

@@ -218,21 +218,28 @@ def test_a_local_worker_starts_with_the_simulator_imported_and_the_clips_built()
         assert pool.submit(eval, connected).result() == []
 
 
-def test_clip_speeds_measured_apart_are_those_a_run_measures(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The preload's table (a client of its own, the body alone) holds the same bits as the
-    one a run's plugin fills on the run's own client: a worker's runs are those of ``hri run``."""
+def test_clip_speeds_measured_apart_are_those_of_a_body_in_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clips' speeds are measured on a client of their own (the body alone; the preload's
+    table, or a run's first set-up) and hold the same bits as a body in a run's world gives;
+    the run's own body is not posed through the clips (in a window, it would flail)."""
     from hri.actor import body
     from hri.actor.animation import ClipLibrary
     from hri.scenario import load_scenario
     from hri.sim import Simulation
 
+    clips = ClipLibrary.default()
     monkeypatch.setattr(body, "_FASTEST_POINT", {})
-    body.measure_clip_speeds(ClipLibrary.default())
-    apart = dict(body._FASTEST_POINT)
-    monkeypatch.setattr(body, "_FASTEST_POINT", {})
-    with Simulation(load_scenario("coexistence"), 0):
-        in_run = dict(body._FASTEST_POINT)
-    assert len(apart) == len(ClipLibrary.default().names()) and apart == in_run
+    posed = []
+    apply = body.HumanoidBody.apply
+    monkeypatch.setattr(body.HumanoidBody, "apply", lambda self, *a: posed.append(self.client) or apply(self, *a))
+    with Simulation(load_scenario("coexistence"), 0) as sim:
+        apart = body.clip_speeds(clips)
+        assert posed.count(sim.client) == 1  # its start pose
+        monkeypatch.setattr(body, "_FASTEST_POINT", {})
+        in_run = body.HumanoidBody(sim.client)
+        speeds = {name: in_run.fastest_point(clips.get(name)) for name in clips.names() if name != clips.WALK}
+        walk = in_run.fastest_point(clips.walk, travel_speed=clips.walk.natural_speed)
+    assert len(apart[0]) == len(clips.names()) - 1 and apart == (speeds, walk)
 
 
 def test_the_worker_server_is_ready_when_started() -> None:
