@@ -15,7 +15,7 @@ from pathlib import Path
 import xml.etree.ElementTree as ET
 
 from hri.bt.tree_files import Element
-from hri.bt.xml_loader import parse_xml
+from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import dump_yaml, parse_yaml
 from hri.errors import HriError
 from hri.files import write_atomic

@@ -371,7 +371,7 @@ def test_convert_yaml_to_xml_gives_the_same_tree_with_node_models(tmp_path):
     """`hri convert x.yaml` writes BehaviorTree.CPP XML (what Groot2 opens) with the same
     structure as the shipped XML, and a <TreeNodesModel> of the project's nodes it uses."""
     from hri.bt.tree_files import structure
-    from hri.bt.xml_loader import parse_xml
+    from hri.bt.xml_text import parse_xml
 
     trees = Path(__file__).parent.parent / "trees"
     for source in sorted(trees.glob("*.yaml")):

@@ -19,7 +19,7 @@ from py_trees.common import Status
 from hri.bt import Blackboard, TreeContext, default_registry, load_tree, validate_file
 from hri.bt.decorators import SubTreeNode
 from hri.bt.tree_files import Element, structure
-from hri.bt.xml_loader import parse_xml
+from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import dump_yaml, looks_like_tree_file, parse_yaml
 from hri.errors import HriError
 from hri.geometry import Pose

@@ -343,7 +343,7 @@ def _node_lines(element: Element, indent: int, lead: str, width: int, out: list[
 
 def dump_yaml(root: Element, *, header: str | None = None, include_suffix: str | None = None,
               width: int = 110) -> str:
-    """YAML text for the element tree ``root`` (as :func:`~hri.bt.xml_loader.parse_xml` gives).
+    """YAML text for the element tree ``root`` (as :func:`~hri.bt.xml_text.parse_xml` gives).
 
     ``header`` becomes ``#`` comment lines at the top. With ``include_suffix`` (``".yaml"``),
     an include path ending in ``.xml`` gets that suffix instead (the converted file).
