@@ -37,7 +37,8 @@ from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.factory import default_registry
 from hri.bt.plugins import load_plugins
-from hri.bt.status import STATUS_NAMES, TreeStatusLog
+from hri.bt.node_status import status_name
+from hri.bt.status import TreeStatusLog
 from hri.bt.xml_loader import load_tree
 from hri.called import QUERY as CALLED_QUERY, STREAM as CALLED_STREAM, CalledClient
 from hri.errors import HriError
@@ -71,7 +72,7 @@ class TickResult:
     """What one tick of a tree executor gives the simulation."""
 
     ticked: bool                # False while the services are still being found
-    status: str                 # the root's status: SUCCESS, FAILURE, RUNNING, IDLE
+    status: str                 # the tick's status: SUCCESS, FAILURE, RUNNING, SKIPPED; IDLE if not ticked
     events: list[Event] = field(default_factory=list)
 
 
@@ -101,7 +102,7 @@ class TreeHost:
         self.ctx = TreeContext(np.random.default_rng(seed), self.now, {}, self._node_event)
         path = str(scenario.tree_path(role))
         self.tree = load_tree(path, registry, self.ctx, self.blackboard)
-        self.status_log = TreeStatusLog(role, self.tree, path)
+        self.status_log = TreeStatusLog(role, self.tree.root, path)
         self.status_log.start(0.0, self._event)
 
     def now(self) -> float:
@@ -148,10 +149,12 @@ class TreeHost:
                 self.blackboard.set("human_pose", safety.person_pose())
                 if safety.person_zone() is not None:
                     self.blackboard.set("human_zone", safety.person_zone())
-            self.tree.tick_once()
+            status = status_name(self.tree.tick_once())
             self.status_log.record(now, self._event)
+        else:
+            status = status_name(self.tree.status)
         events, self._events = self._events, []
-        return TickResult(self.ready and run_tree, STATUS_NAMES[self.tree.status], events)
+        return TickResult(self.ready and run_tree, status, events)
 
     def close(self) -> None:
         self.node.endpoint.close()

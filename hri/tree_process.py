@@ -236,7 +236,7 @@ def _status_mirror(role: str, scenario: Scenario) -> TreeStatusLog:
                  scenario.line_of("plugins"))
     path = str(scenario.tree_path(role))
     tree = load_tree(path, registry, TreeContext(np.random.default_rng(0), lambda: 0.0), Blackboard())
-    return TreeStatusLog(role, tree, path)
+    return TreeStatusLog(role, tree.root, path)
 
 
 # --------------------------------------------------------------------------------------------

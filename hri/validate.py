@@ -6,8 +6,8 @@ the key ``keyframes`` (``hri.actor.clip_check.check_clip``), else a scenario.
 
 Besides errors, a valid tree is checked for blackboard entries it reads but nothing writes
 (:mod:`hri.bt.keys`): a :class:`~hri.bt.keys.TreeWarning` ``FILE:LINE: warning: ...``. For a
-scenario, its entries (``Scenario.blackboard_entries()``, and ``human_pose`` for the robot's
-tree) count as written; a tree validated on its own has no scenario, so every entry a
+scenario, its entries (``Scenario.blackboard_entries()``, and ``human_pose`` and
+``human_zone`` for the robot's tree) count as written; a tree validated on its own has no scenario, so every entry a
 scenario would provide is reported. Warnings do not make the validation fail.
 """
 
@@ -21,7 +21,7 @@ from hri.bt.factory import NodeRegistry
 from hri.bt.keys import TreeWarning
 from hri.errors import HriError
 
-ROLE_ENTRIES = {"person": (), "robot": ("human_pose",)}
+ROLE_ENTRIES = {"person": (), "robot": ("human_pose", "human_zone")}
 """Entries the simulation adds to one role's blackboard beyond the scenario's."""
 
 

@@ -35,7 +35,7 @@ class Fake(BTNode):
         self.log("halt")
 
 
-class Script(BTNode):
+class Steps(BTNode):
     """Returns the statuses of ``script`` (``S;R;F``), one per tick over its life; the last repeats."""
 
     PORTS = (Port("id", "in", str), Port("script", "in", str))
@@ -66,7 +66,7 @@ class Harness:
     def __init__(self, tmp_path, body: str, seed: int = 0, **entries):
         registry = default_registry()
         registry.register("Fake", Fake, "action")
-        registry.register("Script", Script, "action")
+        registry.register("Steps", Steps, "action")
         registry.register("Cond", Cond, "condition")
         path = tmp_path / "tree.xml"
         path.write_text(f'<root BTCPP_format="4">\n<BehaviorTree ID="T">\n{body}\n</BehaviorTree>\n</root>\n')
@@ -76,11 +76,11 @@ class Harness:
         self.bb = Blackboard()
         for key, value in entries.items():
             self.bb.set(key, value)
-        self.root = load_tree(str(path), registry, self.ctx, self.bb)
+        self.tree = load_tree(str(path), registry, self.ctx, self.bb)
+        self.root = self.tree.root
 
     def tick(self, at: float | None = None) -> Status:
         if at is not None:
             self.clock[0] = at
         self.log.clear()
-        self.root.tick_once()
-        return self.root.status
+        return self.tree.tick_once()

@@ -56,7 +56,7 @@ BEEP_TREE = """
   <BehaviorTree ID="T">
     <Sequence>
       <Beep volume="0.5" heard="{loudness}"/>
-      <SetBlackboard value="{loudness}" output_key="{copy}"/>
+      <SetBlackboard value="{loudness}" output_key="copy"/>
     </Sequence>
   </BehaviorTree>
 </root>

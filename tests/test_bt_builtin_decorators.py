@@ -13,7 +13,8 @@ import pytest
 
 from bt_harness import F, R, S, Harness
 from hri.bt import Port, default_registry
-from hri.bt.decorators import MAX_LOOPS_PER_TICK
+from hri.bt import SKIPPED
+from hri.bt.tree import MAX_TICKS_PER_TICK_ONCE as MAX_LOOPS_PER_TICK
 from hri.errors import HriError
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_repeat_with_running_child(tmp_path):
 
 
 def test_repeat_stops_at_failure_and_resets_count(tmp_path):
-    h = Harness(tmp_path, '<Repeat num_cycles="3"><Script id="a" script="S;F;S"/></Repeat>')
+    h = Harness(tmp_path, '<Repeat num_cycles="3"><Steps id="a" script="S;F;S"/></Repeat>')
     assert h.tick() == F and h.log == [("a", "tick")] * 2
     assert h.tick() == S and h.log == [("a", "tick")] * 3  # three fresh successes needed
 
@@ -86,7 +87,7 @@ def test_repeat_forever_and_zero_cycles(tmp_path):
     assert all(h.tick() == R for _ in range(10))
     h = Harness(tmp_path, '<Repeat num_cycles="-1"><AlwaysSuccess/></Repeat>')
     assert h.tick() == R  # not an endless loop: MAX_LOOPS_PER_TICK runs, then the next tick
-    h = Harness(tmp_path, '<Repeat num_cycles="-1"><Script id="a" script="S"/></Repeat>')
+    h = Harness(tmp_path, '<Repeat num_cycles="-1"><Steps id="a" script="S"/></Repeat>')
     assert h.tick() == R and len(h.log) == MAX_LOOPS_PER_TICK
     h = Harness(tmp_path, '<Repeat num_cycles="0"><Fake id="a"/></Repeat>')
     assert h.tick() == S and h.log == []
@@ -104,7 +105,7 @@ def test_repeat_count_restarts_after_halt(tmp_path):
 
 def test_retry_until_successful_retries_within_one_tick(tmp_path):
     """BT.CPP v4 retries in the same tick; ``py_trees.decorators.Retry`` needs one tick per attempt."""
-    h = Harness(tmp_path, '<RetryUntilSuccessful num_attempts="3"><Script id="a" script="F;F;S"/></RetryUntilSuccessful>')
+    h = Harness(tmp_path, '<RetryUntilSuccessful num_attempts="3"><Steps id="a" script="F;F;S"/></RetryUntilSuccessful>')
     assert h.tick() == S and h.log == [("a", "tick")] * 3
 
 
@@ -133,13 +134,13 @@ def test_retry_count_restarts_after_halt_and_forever_keeps_trying(tmp_path):
     assert h.tick() == F and h.log == [("go", "tick"), ("a", "halt")]
     h.bb.set("go", True)
     assert [h.tick(), h.tick(), h.tick()] == [R, R, F]  # two attempts again
-    h = Harness(tmp_path, '<RetryUntilSuccessful num_attempts="-1"><Script id="a" script="F"/></RetryUntilSuccessful>')
+    h = Harness(tmp_path, '<RetryUntilSuccessful num_attempts="-1"><Steps id="a" script="F"/></RetryUntilSuccessful>')
     assert h.tick() == R and len(h.log) == MAX_LOOPS_PER_TICK
     assert h.tick() == R
 
 
 def test_keep_running_until_failure(tmp_path):
-    h = Harness(tmp_path, '<KeepRunningUntilFailure><Script id="a" script="S;R;S;F"/></KeepRunningUntilFailure>')
+    h = Harness(tmp_path, '<KeepRunningUntilFailure><Steps id="a" script="S;R;S;F"/></KeepRunningUntilFailure>')
     assert [h.tick() for _ in range(4)] == [R, R, R, F]
     h = Harness(tmp_path, '<KeepRunningUntilFailure><Fake id="a"/></KeepRunningUntilFailure>')
     assert h.tick() == R and h.tick() == R and h.log == [("a", "start"), ("a", "tick")]  # restarted
@@ -191,12 +192,11 @@ def test_delay_restarts_after_halt_and_zero_delay(tmp_path):
     assert h.tick() == S and h.log == [("a", "start"), ("a", "tick")]
 
 
-def test_run_once_then_skip_returns_success(tmp_path):
-    """BT.CPP returns SKIPPED after the first run; py_trees has none, we return SUCCESS."""
+def test_run_once_then_skip_returns_skipped(tmp_path):
     h = Harness(tmp_path, '<RunOnce><Fake id="a" ticks="1" result="FAILURE"/></RunOnce>')
     assert h.tick() == R and h.tick() == F
     for _ in range(3):
-        assert h.tick() == S and h.log == []  # the child is never ticked again
+        assert h.tick() is SKIPPED and h.log == []  # the child is never ticked again
 
 
 def test_run_once_without_skip_repeats_the_child_result(tmp_path):
@@ -244,9 +244,6 @@ def test_sleep_halted_starts_over(tmp_path):
 
 
 @pytest.mark.parametrize("body, message", [
-    ('<Repeat num_cycles="-2"><AlwaysSuccess/></Repeat>', "num_cycles"),
-    ('<Repeat><AlwaysSuccess/></Repeat>', "missing required port 'num_cycles'"),
-    ('<RetryUntilSuccessful num_attempts="-3"><AlwaysSuccess/></RetryUntilSuccessful>', "num_attempts"),
     ('<Timeout msec="-1"><AlwaysSuccess/></Timeout>', "msec"),
     ('<Delay delay_msec="-5"><AlwaysSuccess/></Delay>', "delay_msec"),
     ('<RunOnce then_skip="maybe"><AlwaysSuccess/></RunOnce>', "then_skip"),
@@ -261,16 +258,31 @@ def test_port_errors_at_load_time(tmp_path, body, message):
 def test_port_from_blackboard_checked_at_tick(tmp_path):
     h = Harness(tmp_path, '<Repeat num_cycles="{n}"><Fake id="a"/></Repeat>', n=2)
     assert h.tick() == S and len(h.log) == 4
-    h.bb.set("n", -7)
-    with pytest.raises(HriError, match="num_cycles"):
+    with pytest.raises(ValueError, match="'n' \\(int\\): expected an integer, got 'seven'"):
+        h.bb.set("n", "seven")  # the entry is an int: the port declared it
+    h.bb.set("n", "3")  # a string is parsed as the entry's type
+    assert h.bb.get("n") == 3 and h.tick() == S and len(h.log) == 6
+
+
+@pytest.mark.parametrize("body", ['<Repeat num_cycles="-2"><AlwaysSuccess/></Repeat>',
+                                  '<RetryUntilSuccessful num_attempts="-3"><AlwaysFailure/></RetryUntilSuccessful>'])
+def test_a_count_below_minus_one_runs_the_child_no_time(tmp_path, body):
+    """BehaviorTree.CPP loads it and loops zero times: Repeat succeeds, Retry fails."""
+    h = Harness(tmp_path, body)
+    assert h.tick() == (S if "Repeat" in body else F)
+
+
+def test_a_missing_count_is_an_error_when_it_ticks(tmp_path):
+    h = Harness(tmp_path, '<Repeat><AlwaysSuccess/></Repeat>')
+    with pytest.raises(HriError, match="missing port 'num_cycles'"):
         h.tick()
 
 
 LEAN_TREES = ["""<ReactiveSequence>
-  <Script id="guard" script="S;S;S;F;S;S;S;S"/>
+  <Steps id="guard" script="S;S;S;F;S;S;S;S"/>
   <Inverter><ForceFailure><Fake id="a" ticks="1" result="SUCCESS"/></ForceFailure></Inverter>
   <Timeout msec="300"><Fake id="b" ticks="2" result="FAILURE"/></Timeout>
-  <RetryUntilSuccessful num_attempts="2"><Script id="c" script="F;R;S"/></RetryUntilSuccessful>
+  <RetryUntilSuccessful num_attempts="2"><Steps id="c" script="F;R;S"/></RetryUntilSuccessful>
 </ReactiveSequence>""", """<Repeat num_cycles="3">
   <Timeout msec="250"><Fake id="b" ticks="5"/></Timeout>
 </Repeat>"""]
@@ -303,7 +315,7 @@ def test_leaves_and_decorators_tick_and_halt_as_py_trees_own_behaviour_and_decor
         assert "halt" in {what for _, log, _ in runs for _, what in log}
 
 
-def test_a_leaf_that_returns_no_status_is_invalid_as_in_py_trees(tmp_path):
+def test_a_leaf_that_returns_no_status_is_a_located_error(tmp_path):
     from bt_harness import Cond
 
     class Broken(Cond):
@@ -312,5 +324,5 @@ def test_a_leaf_that_returns_no_status_is_invalid_as_in_py_trees(tmp_path):
 
     h = Harness(tmp_path, '<Sequence><Cond id="x" ok="true"/></Sequence>')
     h.root.children[0].__class__ = Broken
-    h.tick()
-    assert h.root.children[0].status.name == "INVALID"
+    with pytest.raises(HriError, match=r"tree.xml:3: Broken 'Cond': update\(\) returned 'SUCCESS', not a status"):
+        h.tick()

@@ -74,8 +74,7 @@ def run(tmp_path, body: str, seed: int = 0, services=None, **entries):
     for key, value in entries.items():
         bb.set(key, value)
     root = load_tree(str(path), default_registry(), ctx, bb)
-    root.tick_once()
-    return root.status, bb
+    return root.tick_once(), bb
 
 
 def test_generate_xy_pose_samples_inside_the_area(tmp_path):
@@ -89,8 +88,7 @@ def test_generate_xy_pose_samples_inside_the_area(tmp_path):
     root = load_tree(str(path), default_registry(), ctx, bb)
     xs = []
     for _ in range(500):
-        root.tick_once()
-        assert root.status == Status.SUCCESS
+        assert root.tick_once() == Status.SUCCESS
         pose = bb.get("pose")
         assert area.contains(pose.x, pose.y) and pose.z == 0.0 and pose.has_null_orientation
         xs.append(pose.x)
@@ -137,17 +135,25 @@ def test_random_failure_and_constants(tmp_path):
     root = load_tree(str(path), default_registry(), ctx, Blackboard())
     failures = 0
     for _ in range(2000):
-        root.tick_once()
-        failures += root.status == Status.FAILURE
+        failures += root.tick_once() == Status.FAILURE
     assert 500 < failures < 700
 
 
 def test_set_blackboard(tmp_path):
-    status, bb = run(tmp_path, '<Sequence><SetBlackboard value="1;2;3" output_key="{target}"/>'
-                               '<SetBlackboard value="{target}" output_key="copy"/>'
-                               '<OffsetPose input="{copy}" output="{out}"/></Sequence>')
+    # the Pose port declares 'target' when the tree loads: SetBlackboard's text is parsed as a Pose
+    status, bb = run(tmp_path, '<Sequence><SetBlackboard value="1;2;3" output_key="target"/>'
+                               '<OffsetPose input="{target}" output="{out}"/>'
+                               '<SetBlackboard value="{out}" output_key="copy"/></Sequence>')
     assert status == Status.SUCCESS
-    assert bb.get("target") == "1;2;3" and bb.get("out") == Pose(1, 2, 3)
+    assert bb.get("target") == Pose(1, 2, 3) and bb.get("copy") == Pose(1, 2, 3)
+
+
+def test_set_blackboard_into_an_entry_without_type_leaves_it_empty(tmp_path):
+    """BehaviorTree.CPP's behaviour: the text is parsed with the entry's converter, which an
+    entry declared by an untyped port (here SetBlackboard's own value="{target}") has not."""
+    status, bb = run(tmp_path, '<Sequence><SetBlackboard value="1;2;3" output_key="target"/>'
+                               '<SetBlackboard value="{target}" output_key="copy"/></Sequence>')
+    assert status == Status.FAILURE and not bb.has("target")
 
 
 def test_missing_blackboard_entry_at_tick_is_a_located_error(tmp_path):

@@ -82,7 +82,8 @@ def test_status_log_emits_exactly_the_transitions_and_replays_them(tmp_path):
     # the first two ticks by hand: a runs one tick, then the Fallback's condition fails and b runs
     assert emit.events[1]["changes"] == {"0": "RUNNING", "1": "RUNNING"}
     assert emit.events[2]["changes"] == {"1": "SUCCESS", "2": "RUNNING", "3": "FAILURE", "4": "RUNNING"}
-    assert any(e["changes"].get("0") == "SUCCESS" for e in emit.events[1:])  # the Sequence finished
+    # the Sequence finished and, as in BehaviorTree.CPP, the tree was made IDLE again at once
+    assert any(e["changes"].get("0") == "IDLE" for e in emit.events[2:])
     assert statuses_at(emit.events, "T", 0.0)[1] == [IDLE] * 5
     for t, statuses in snapshots:
         assert statuses_at(emit.events, "T", t)[1] == statuses
@@ -107,7 +108,7 @@ def test_drawn_preorder_matches_the_legend_of_the_built_tree(name, tree_id):
     registry = default_registry()
     path = str(TREES / name)
     ctx = TreeContext(rng=np.random.default_rng(0), now=lambda: 0.0)
-    log = TreeStatusLog("t", load_tree(path, registry, ctx, Blackboard(), tree_id), path)
+    log = TreeStatusLog("t", load_tree(path, registry, ctx, Blackboard(), tree_id).root, path)
     emit = Recorder()
     log.start(0.0, emit)
     legend = emit.events[0]["nodes"]

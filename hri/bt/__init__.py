@@ -3,8 +3,8 @@
 Typical use::
 
     registry = default_registry()
-    root = load_tree("trees/person.xml", registry, ctx, Blackboard())
-    root.tick_once()
+    tree = load_tree("trees/person.xml", registry, ctx, Blackboard())
+    tree.tick_once()
 """
 
 from hri.bt.blackboard import Blackboard
@@ -12,10 +12,13 @@ from hri.bt.context import TreeContext
 from hri.bt.factory import NodeRegistry, default_registry
 from hri.bt.node import BTControl, BTDecorator, BTNode, ServiceCallNode
 from hri.bt.ports import REQUIRED, Port, PortError, Quaternion, Weights
-from hri.bt.xml_loader import load_tree, validate_file
+from hri.bt.node_status import SKIPPED
+from hri.bt.tree import Tree
+from hri.bt.xml_loader import load_tree, load_tree_text, validate_file
 
 __all__ = [
     "REQUIRED",
+    "SKIPPED",
     "BTControl",
     "BTDecorator",
     "BTNode",
@@ -25,9 +28,11 @@ __all__ = [
     "PortError",
     "Quaternion",
     "ServiceCallNode",
+    "Tree",
     "TreeContext",
     "Weights",
     "default_registry",
     "load_tree",
+    "load_tree_text",
     "validate_file",
 ]

@@ -30,7 +30,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
+from py_trees.common import Status
+
 from hri.bt.factory import NodeRegistry
+from hri.bt.node_status import Skipped, status_name
 from hri.bt.ports import REQUIRED, Port, type_name
 from hri.geometry import Area, Pose
 
@@ -70,7 +73,10 @@ def first_paragraph(doc: str | None) -> str:
 
 
 def port_type(port: Port) -> str:
-    """The port's value type as written in the catalogue (``""`` for Any)."""
+    """The port's value type as written in the catalogue (``""`` for Any; BehaviorTree.CPP's
+    ``NodeStatus`` for a status)."""
+    if port.type is Status:
+        return "NodeStatus"
     return "" if port.type is Any else type_name(port.type)
 
 
@@ -78,6 +84,8 @@ def format_value(value: Any) -> str:
     """A typed value as the literal a tree file would hold (``0.5``, ``true``, ``1;0;0;0``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (Status, Skipped)):
+        return status_name(value)
     if isinstance(value, Pose):
         return ";".join(format_value(v) for v in (*value.position, *value.orientation))
     if isinstance(value, Area):

@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Literal
 
-from hri.bt import actions, controls, decorators, parallel, switch
+from hri.bt import actions, controls, decorators
 from hri.bt.node import BTControl, BTDecorator, BTNode
 
 Kind = Literal["action", "condition", "control", "decorator"]
@@ -24,7 +24,7 @@ _BASES: dict[str, type] = {
     "decorator": BTDecorator,
 }
 
-OPTIONAL_NODE_MODULES = ("hri.actor.nodes", "hri.robot.nodes")
+OPTIONAL_NODE_MODULES = ("hri.workcell_nodes", "hri.actor.nodes", "hri.robot.nodes")
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class NodeRegistry:
 
     def __init__(self) -> None:
         self._types: dict[str, NodeType] = {}
+        self.enums: dict[str, int] = {}
+        """Names a script may use for numbers (BehaviorTree.CPP ``registerScriptingEnum``)."""
 
     def register(self, node_id: str, cls: type, kind: Kind) -> None:
         if kind not in _BASES:
@@ -50,6 +52,10 @@ class NodeRegistry:
         if node_id in self._types:
             raise ValueError(f"node type {node_id!r} is already registered")
         self._types[node_id] = NodeType(node_id, cls, kind)
+
+    def register_enum(self, name: str, value: int) -> None:
+        """Let scripts (and Switch cases) use ``name`` for the integer ``value``."""
+        self.enums[name] = int(value)
 
     def get(self, node_id: str) -> NodeType:
         """The registered type; KeyError when ``node_id`` is unknown."""
@@ -66,21 +72,28 @@ class NodeRegistry:
 
 
 def register_builtin_nodes(registry: NodeRegistry) -> None:
+    """BehaviorTree.CPP 4.10's built-in nodes (its ``BehaviorTreeFactory`` constructor), plus
+    the thesis's WeightedRandom and InterruptableSequence."""
     for node_id, cls in (
         ("Sequence", controls.Sequence),
+        ("AsyncSequence", controls.AsyncSequence),
         ("SequenceWithMemory", controls.SequenceWithMemory),
+        ("SequenceStar", controls.SequenceWithMemory),
+        ("InterruptableSequence", controls.SequenceWithMemory),
         ("ReactiveSequence", controls.ReactiveSequence),
         ("Fallback", controls.Fallback),
+        ("AsyncFallback", controls.AsyncFallback),
         ("ReactiveFallback", controls.ReactiveFallback),
+        ("Parallel", controls.Parallel),
+        ("ParallelAll", controls.ParallelAll),
         ("IfThenElse", controls.IfThenElse),
         ("WhileDoElse", controls.WhileDoElse),
-        ("Parallel", parallel.Parallel),
-        ("Switch2", switch.Switch2),
-        ("Switch3", switch.Switch3),
-        ("Switch4", switch.Switch4),
-        ("Switch5", switch.Switch5),
-        ("Switch6", switch.Switch6),
-        ("InterruptableSequence", controls.InterruptableSequence),
+        ("TryCatch", controls.TryCatch),
+        ("Switch2", controls.Switch2),
+        ("Switch3", controls.Switch3),
+        ("Switch4", controls.Switch4),
+        ("Switch5", controls.Switch5),
+        ("Switch6", controls.Switch6),
         ("WeightedRandom", controls.WeightedRandom),
     ):
         registry.register(node_id, cls, "control")
@@ -91,29 +104,29 @@ def register_builtin_nodes(registry: NodeRegistry) -> None:
         ("Repeat", decorators.Repeat),
         ("RetryUntilSuccessful", decorators.RetryUntilSuccessful),
         ("KeepRunningUntilFailure", decorators.KeepRunningUntilFailure),
+        ("RunOnce", decorators.RunOnce),
+        ("Precondition", decorators.Precondition),
         ("Timeout", decorators.Timeout),
         ("Delay", decorators.Delay),
-        ("RunOnce", decorators.RunOnce),
+        ("LoopInt", decorators.LoopInt),
+        ("LoopBool", decorators.LoopBool),
+        ("LoopDouble", decorators.LoopDouble),
+        ("LoopString", decorators.LoopString),
+        ("SkipUnlessUpdated", decorators.SkipUnlessUpdated),
+        ("WaitValueUpdate", decorators.WaitValueUpdate),
     ):
         registry.register(node_id, cls, "decorator")
     for node_id, cls in (
-        ("GenerateXYPose", actions.GenerateXYPose),
-        ("OffsetPose", actions.OffsetPose),
-        ("SetCalledTo", actions.SetCalledTo),
         ("AlwaysSuccess", actions.AlwaysSuccess),
         ("AlwaysFailure", actions.AlwaysFailure),
+        ("Script", actions.Script),
         ("SetBlackboard", actions.SetBlackboard),
+        ("UnsetBlackboard", actions.UnsetBlackboard),
         ("Sleep", actions.Sleep),
-        ("FindPart", actions.FindPart),
+        ("WasEntryUpdated", actions.WasEntryUpdated),
     ):
         registry.register(node_id, cls, "action")
-    for node_id, cls in (
-        ("InAreaTest", actions.InAreaTest),
-        ("IsCalled", actions.IsCalled),
-        ("AmICalled", actions.IsCalled),
-        ("RandomFailure", actions.RandomFailure),
-    ):
-        registry.register(node_id, cls, "condition")
+    registry.register("ScriptCondition", actions.ScriptCondition, "condition")
 
 
 def default_registry() -> NodeRegistry:

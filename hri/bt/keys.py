@@ -9,6 +9,7 @@ The analysis follows the blackboard scopes of :mod:`hri.bt.blackboard` staticall
 * ``{@key}`` names the root scope's entry ``key``.
 
 An entry counts as written when an output (or in/out) port of any node names it, when a
+script assigns it (``Script code="n := 0"``, ``_onSuccess="done = true"``, ...), when a
 SubTree sets it as a literal (``<SubTree ID="X" speed="0.5"/>`` sets ``speed`` in X's
 scope), or when it is in ``provided`` (entries of the root scope the caller puts there: the
 scenario's). An input port ``{key}`` whose entry is never written gives a warning; the order
@@ -18,16 +19,17 @@ of reads and writes is not checked.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from hri.bt.factory import NodeRegistry
 from hri.bt.ports import PortError, reference_key
+from hri.bt.tree_builder import CONDITION_ATTRIBUTES, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.errors import HriError
 
 EXPLICIT_TAGS = ("Action", "Condition", "Control", "Decorator")
-MAX_DEPTH = 200
 
 
 class TreeWarning(HriError):
@@ -54,8 +56,8 @@ class _Scope:
             return scope.ident, key[1:]
         if key in self.remapping and self.parent is not None:
             return self.parent.resolve(self.remapping[key])
-        if key in self.literals or self.parent is None or not self.autoremap:
-            return self.ident, key
+        if key in self.literals or self.parent is None or not self.autoremap or key.startswith("_"):
+            return self.ident, key  # autoremap never takes private keys
         return self.parent.resolve(key)
 
 
@@ -91,6 +93,8 @@ class _Walker:
             self.walk_subtree(element, scope, stack)
             return
         node_id = element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_TAGS else element.tag
+        for key in script_assignments(element, node_id):
+            self.writes.add(scope.resolve(key))
         if node_id in self.registry:
             cls = self.registry.get(node_id).cls
             for attr, text in element.attrib.items():
@@ -130,6 +134,18 @@ class _Walker:
         for attr in literals:
             self.writes.add((child.ident, attr))
         self.walk_tree(element.attrib.get("ID", "").strip(), child, stack)
+
+
+_ASSIGNED = re.compile(r"(@?[A-Za-z_]\w*)\s*(?::=|\+=|-=|\*=|/=|=(?!=))")
+_STRING = re.compile(r"'[^']*'")
+
+
+def script_assignments(element: Element, node_id: str) -> list[str]:
+    """The entries the element's scripts assign (its ``Script`` code and condition scripts)."""
+    scripts = [text for attr, text in element.attrib.items() if attr in CONDITION_ATTRIBUTES]
+    if node_id == "Script":
+        scripts.append(element.attrib.get("code", ""))
+    return [name for code in scripts for name in _ASSIGNED.findall(_STRING.sub("", code))]
 
 
 def unwritten_reads(trees: dict[str, Element], roots: Iterable[str], registry: NodeRegistry,

@@ -1,21 +1,27 @@
-"""Base classes of every node the XML loader builds: ports on top of py_trees behaviours.
+"""Base classes of every node the loader builds: BehaviorTree.CPP's tick on py_trees behaviours.
 
-* :class:`BTNode` — a leaf (action or condition): override ``update()`` (and
-  ``on_halted()`` for clean-up when a RUNNING node is interrupted).
-* :class:`ServiceCallNode` — a leaf that asks a service on the network and waits for the
+Each node is a py_trees behaviour (``name``, ``status``, ``children``) that ticks the way
+BehaviorTree.CPP's ``TreeNode::executeTick`` does: :meth:`TreeNode.execute_tick` checks the
+node's pre-conditions (``_failureIf``, ``_successIf``, ``_skipIf``, ``_while``), calls
+:meth:`TreeNode.on_tick` (the node's own logic, BehaviorTree.CPP's ``tick()``), runs its
+post-conditions (``_onSuccess``, ``_onFailure``, ``_post``) and keeps the status it returned,
+unless that was :data:`~hri.bt.node_status.SKIPPED`. :meth:`TreeNode.halt_node` interrupts a
+RUNNING node (``halt()``, then ``_onHalted``).
+
+* :class:`BTNode`: a leaf (action or condition): override ``update()`` (and
+  ``initialise()`` when it starts, ``on_halted()`` for clean-up when a RUNNING node is halted).
+* :class:`ServiceCallNode`: a leaf that asks a service on the network and waits for the
   answer: override ``request()`` and ``result(value)``.
-* :class:`BTControl` — a composite with children (``MIN_CHILDREN``/``MAX_CHILDREN``).
-* :class:`BTDecorator` — exactly one child.
+* :class:`BTControl`: a control node with children (``MIN_CHILDREN``/``MAX_CHILDREN``).
+* :class:`BTDecorator`: exactly one child.
 
 All take ``(name, ports, ctx, blackboard)`` (controls and decorators also their children),
-where ``ports`` holds the raw XML attribute strings. Literal inputs are converted in the
-constructor, so a wrong literal is a load-time :class:`~hri.bt.ports.PortError`; blackboard
-references ``{key}`` are resolved by :meth:`PortsMixin.get_input` at tick time.
+where ``ports`` holds the raw XML attribute strings; ports are declared and read as
+:mod:`hri.bt.ports` describes.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 import py_trees
@@ -23,165 +29,164 @@ from py_trees.common import Status
 
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
-from hri.bt.ports import Port, PortError, coerce, convert, reference_key, type_name
+from hri.bt.node_status import SKIPPED, TickResult
+from hri.bt.ports import PortError, PortsMixin
 
 if TYPE_CHECKING:
+    from hri.bt.scripting import Script
     from hri.net import Future
 
-_IGNORED_ATTRIBUTES = frozenset({"_description"})
-_BARE_KEY = re.compile(r"^@?[A-Za-z_][\w.]*$")
+_RUNNING, _SUCCESS, _FAILURE, _IDLE = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID
+
+PRE_CONDITIONS = ("_failureIf", "_successIf", "_skipIf", "_while")
+"""Pre-condition attributes in the order BehaviorTree.CPP checks them."""
+POST_CONDITIONS = ("_onHalted", "_onFailure", "_onSuccess", "_post")
+"""Post-condition attributes (scripts run after the node finished or was halted)."""
+_PRE_RESULT = {"_failureIf": _FAILURE, "_successIf": _SUCCESS, "_skipIf": SKIPPED}
 
 
-class PortsMixin:
-    """Typed ports for a py_trees behaviour (see the module docstring)."""
+class Conditions:
+    """A node's pre- and post-condition scripts, parsed when the tree was loaded."""
 
-    PORTS: ClassVar[tuple[Port, ...]] = ()
-    location: tuple[str, int] | None = None
-    """``(file, line)`` of the XML element, set by the loader (for run-time errors)."""
+    __slots__ = ("pre", "on_halted", "on_failure", "on_success", "post")
 
+    def __init__(self, scripts: Mapping[str, "Script"]) -> None:
+        self.pre = tuple((attr, scripts[attr]) for attr in PRE_CONDITIONS if attr in scripts)
+        self.on_halted = scripts.get("_onHalted")
+        self.on_failure = scripts.get("_onFailure")
+        self.on_success = scripts.get("_onSuccess")
+        self.post = scripts.get("_post")
+
+
+class TreeNode(PortsMixin):
+    """BehaviorTree.CPP's ``TreeNode`` on a py_trees behaviour: tick, halt, conditions."""
+
+    conditions: Conditions | None = None
+    type_id: str = ""
+    """The node's type as written in the tree file (an alias such as ``AmICalled`` is not its class's name)."""
+
+    status: Status
     name: str
 
-    @classmethod
-    def port(cls, name: str) -> Port | None:
-        for port in cls.PORTS:
-            if port.name == name:
-                return port
+    def on_tick(self) -> TickResult:
+        """The node's own logic (BehaviorTree.CPP ``tick()``)."""
+        raise NotImplementedError
+
+    def halt(self) -> None:
+        """Interrupt the node and its children; the node becomes IDLE."""
+        self.reset_status()
+
+    def execute_tick(self) -> TickResult:
+        """Tick the node as BehaviorTree.CPP's ``executeTick`` does; returns the tick's status."""
+        if self.conditions is None:
+            status = self.on_tick()
+        else:
+            status = self._tick_with_conditions(self.conditions)
+        if status is not SKIPPED:
+            if status is _IDLE:  # BehaviorTree.CPP's setStatus(IDLE) throws
+                raise self._error("the tick returned IDLE")
+            self.status = status
+        return status
+
+    def _tick_with_conditions(self, conditions: Conditions) -> TickResult:
+        status = self._pre_condition(conditions)
+        if status is None:
+            status = self.on_tick()
+        if status is _SUCCESS:
+            self.run_script(conditions.on_success)
+        elif status is _FAILURE:
+            self.run_script(conditions.on_failure)
+        if status is _SUCCESS or status is _FAILURE:
+            self.run_script(conditions.post)
+        return status
+
+    def _pre_condition(self, conditions: Conditions) -> TickResult | None:
+        """The status a pre-condition imposes, or None to tick the node. ``_failureIf``,
+        ``_successIf`` and ``_skipIf`` are checked when the node starts; ``_while`` also while
+        it runs, and halts it when it turns false."""
+        idle = self.status is _IDLE
+        for attr, script in conditions.pre:
+            if idle:
+                if self.script_truth(script, attr):
+                    if attr != "_while":
+                        return _PRE_RESULT[attr]
+                elif attr == "_while":
+                    return SKIPPED
+            elif self.status is _RUNNING and attr == "_while" and not self.script_truth(script, attr):
+                self.halt_node()
+                return SKIPPED
         return None
 
-    @classmethod
-    def parse_ports(cls, ports: Mapping[str, str]) -> tuple[dict[str, tuple[str, Any]], list[str]]:
-        """Parse raw attributes: ``({port: ("ref"|"lit", key|value)}, [error messages])``."""
-        parsed: dict[str, tuple[str, Any]] = {}
-        errors: list[str] = []
-        for attr, text in ports.items():
-            if attr in _IGNORED_ATTRIBUTES:
-                continue
-            port = cls.port(attr)
-            if port is None:
-                known = ", ".join(p.name for p in cls.PORTS) or "none"
-                if attr.startswith("_"):
-                    errors.append(f"attribute {attr!r} (BehaviorTree.CPP scripting) is not supported")
-                else:
-                    errors.append(f"unknown port {attr!r} (ports: {known})")
-                continue
-            try:
-                key = reference_key(text, attr)
-            except PortError as err:
-                errors.append(err.message)
-                continue
-            if port.direction != "in":
-                stripped = text.strip()
-                if key is None and not _BARE_KEY.match(stripped):
-                    errors.append(f"output port {attr!r} needs a blackboard key like {{key}}, got {text!r}")
-                    continue
-                parsed[attr] = ("ref", key if key is not None else stripped)
-            elif key is not None:
-                parsed[attr] = ("ref", key)
-            else:
-                try:
-                    parsed[attr] = ("lit", convert(text, port.type))
-                except ValueError as err:
-                    errors.append(f"port {attr!r} ({type_name(port.type)}): {err}")
-        for port in cls.PORTS:
-            if port.required and port.name not in ports:
-                errors.append(f"missing required port {port.name!r}")
-        return parsed, errors
+    def halt_node(self) -> None:
+        """Halt the node (BehaviorTree.CPP ``haltNode``): :meth:`halt`, then ``_onHalted``."""
+        self.halt()
+        if self.conditions is not None:
+            self.run_script(self.conditions.on_halted)
 
-    def _init_ports(self, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard) -> None:
-        self.raw_ports = dict(ports)
-        self.ctx = ctx
-        self.blackboard = blackboard
-        self._ports, errors = self.parse_ports(ports)
-        if errors:
-            raise PortError("; ".join(errors))
+    def reset_status(self) -> None:
+        """Make the node IDLE again (BehaviorTree.CPP ``resetStatus``)."""
+        self.status = _IDLE
 
-    def _error(self, message: str) -> PortError:
-        file, line = self.location if self.location else (None, None)
-        return PortError(f"{type(self).__name__} {self.name!r}: {message}", file, line)
+    def run_script(self, script: "Script | None") -> Any:
+        """Run ``script`` on the node's blackboard (nothing for None); a run-time error is a
+        PortError naming this node's file and line."""
+        if script is None:
+            return None
+        from hri.bt.scripting import ScriptError
 
-    def has_input(self, name: str) -> bool:
-        """True when the port was given in the XML (or has a non-None default)."""
-        port = self.port(name)
-        return name in self._ports or (port is not None and port.default is not None and not port.required)
-
-    def literal_input(self, name: str) -> Any:
-        """The load-time value of a literal port (or its default); None for a reference."""
-        kind, value = self._ports.get(name, ("lit", self._declared(name).default))
-        return value if kind == "lit" else None
-
-    def _declared(self, name: str) -> Port:
-        port = self.port(name)
-        if port is None:
-            raise KeyError(f"{type(self).__name__} has no port {name!r}")
-        return port
-
-    def get_input(self, name: str) -> Any:
-        """The typed value of input port ``name``; PortError for a missing/ill-typed entry."""
-        port = self._declared(name)
-        if name not in self._ports:
-            return port.default
-        kind, value = self._ports[name]
-        if kind == "lit":
-            return value
         try:
-            raw = self.blackboard.get(value)
-        except KeyError as err:
-            raise self._error(f"input port {name!r}: {err.args[0]}") from None
+            return script.run(self.blackboard, self.ctx.enums)
+        except ScriptError as err:
+            raise self._error(f"script {script.code!r}: {err}") from None
+
+    def script_truth(self, script: "Script", attr: str) -> bool:
+        """A condition script's result as a bool, as BehaviorTree.CPP casts it."""
+        from hri.bt.scripting import ScriptError
+
         try:
-            return coerce(raw, port.type)
-        except ValueError as err:
-            raise self._error(f"input port {name!r} from {{{value}}}: {err}") from None
+            return script.truth(self.blackboard, self.ctx.enums)
+        except ScriptError as err:
+            raise self._error(f"{attr} {script.code!r}: {err}") from None
 
-    def set_output(self, name: str, value: Any) -> None:
-        """Write ``value`` to the blackboard key of output port ``name`` (no-op if unconnected)."""
-        port = self._declared(name)
-        if port.direction == "in":
-            raise KeyError(f"{type(self).__name__}: port {name!r} is an input port")
-        if name in self._ports:
-            self.blackboard.set(self._ports[name][1], value)
+    # py_trees drives a behaviour through the generator tick(): one BehaviorTree.CPP tick.
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        self.execute_tick()
+        yield self  # type: ignore[misc]
 
 
-def _update(node: py_trees.behaviour.Behaviour) -> None:
-    """The end of a tick: ``update()``'s status (anything but a Status is INVALID, as in
-    py_trees), and the node stopped with it when it is not RUNNING."""
-    status = node.update()
-    if not isinstance(status, Status):
-        node.logger.error(f"A behaviour returned an invalid status, setting to INVALID [{status}][{node.name}]")
-        status = Status.INVALID
-    if status != Status.RUNNING:
-        node.stop(status)
-    node.status = status
+class BTNode(TreeNode, py_trees.behaviour.Behaviour):
+    """A leaf node (action or condition).
 
+    A tick of an IDLE node calls ``initialise()`` then ``update()``; a RUNNING node's tick
+    calls ``update()``. Halting a RUNNING node calls ``on_halted()``. A node with
+    :attr:`STATEFUL` (BehaviorTree.CPP's ``StatefulActionNode``) that finished and was not
+    reset by its parent returns its result again without running; any other node runs at
+    every tick, as BehaviorTree.CPP's synchronous actions and conditions do.
+    """
 
-# Leaves and decorators tick and stop as py_trees' Behaviour and Decorator do, less the debug
-# lines those format (class names, statuses) on every tick and stop whether or not debug
-# logging is on, and less the list(Status) built per tick: over a third of a tree's tick.
-
-
-class BTNode(PortsMixin, py_trees.behaviour.Behaviour):
-    """A leaf node (action or condition)."""
+    STATEFUL: ClassVar[bool] = False
 
     def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
         py_trees.behaviour.Behaviour.__init__(self, name)
         self._init_ports(ports, ctx, blackboard)
 
-    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
-        if self.status != Status.RUNNING:
+    def on_tick(self) -> TickResult:
+        if self.status is not _RUNNING:
+            if self.STATEFUL and self.status is not _IDLE:
+                return self.status
             self.initialise()
-        _update(self)
-        yield self
+        status = self.update()
+        if not isinstance(status, (Status, type(SKIPPED))):
+            raise self._error(f"update() returned {status!r}, not a status")
+        return status
 
-    def stop(self, new_status: Status) -> None:
-        self.terminate(new_status)
-        self.status = new_status
-        self.iterator = self.tick()
-
-    def terminate(self, new_status: Status) -> None:
-        if new_status == Status.INVALID and self.status == Status.RUNNING:
+    def halt(self) -> None:
+        if self.status is _RUNNING:
             self.on_halted()
+        self.reset_status()
 
     def on_halted(self) -> None:
-        """Called when the node is interrupted while RUNNING (BehaviorTree.CPP ``halt()``)."""
+        """Called when the node is interrupted while RUNNING (BehaviorTree.CPP ``onHalted()``)."""
 
 
 class ServiceCallNode(BTNode):
@@ -208,10 +213,10 @@ class ServiceCallNode(BTNode):
         if self._future is None:
             self._future = self.request()
         if self._future.pending:
-            return Status.RUNNING
+            return _RUNNING
         if self._future.failed:
             self.ctx.events("service_call_failed", node=self.name, error=self._future.error.message)
-            return Status.FAILURE
+            return _FAILURE
         return self.result(self._future.value)
 
     def on_halted(self) -> None:
@@ -238,8 +243,17 @@ class ChildrenMixin:
         return f"needs {low} to {high} children, has {count}"
 
 
-class BTControl(PortsMixin, ChildrenMixin, py_trees.composites.Composite):
-    """A control node (composite); ``tick()`` implements its semantics."""
+def halt_child(child: TreeNode) -> None:
+    """BehaviorTree.CPP ``haltChild``: a RUNNING node is halted, then any node is made IDLE."""
+    if child.status is _RUNNING:
+        child.halt_node()
+    child.reset_status()
+
+
+class BTControl(TreeNode, ChildrenMixin, py_trees.composites.Composite):
+    """A control node: ``on_tick()`` ticks the children (``execute_tick()``) as it decides."""
+
+    children: list[TreeNode]  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -247,20 +261,37 @@ class BTControl(PortsMixin, ChildrenMixin, py_trees.composites.Composite):
         ports: Mapping[str, str],
         ctx: TreeContext,
         blackboard: Blackboard,
-        children: Sequence[py_trees.behaviour.Behaviour],
+        children: Sequence[TreeNode],
     ):
-        py_trees.composites.Composite.__init__(self, name, list(children))
+        py_trees.composites.Composite.__init__(self, name, list(children))  # type: ignore[arg-type]
         self._init_ports(ports, ctx, blackboard)
-        self.check_children_count(len(self.children))
-
-    def check_children_count(self, count: int) -> None:
-        message = self.children_count_error(count)
+        message = self.children_count_error(len(self.children))
         if message:
             raise PortError(message)
 
+    def halt(self) -> None:
+        self.reset_children()
+        self.reset_status()
 
-class BTDecorator(PortsMixin, ChildrenMixin, py_trees.decorators.Decorator):
-    """A decorator: exactly one child; ``update()`` maps the child's status."""
+    def halt_child(self, index: int) -> None:
+        halt_child(self.children[index])
+
+    def reset_children(self) -> None:
+        """Halt the RUNNING children and make every child IDLE."""
+        for child in self.children:
+            halt_child(child)
+
+    def halt_children_from(self, first: int) -> None:
+        for child in self.children[first:]:
+            halt_child(child)
+
+
+class BTDecorator(TreeNode, ChildrenMixin, py_trees.decorators.Decorator):
+    """A decorator: exactly one child (``self.child``), ticked by ``on_tick()``.
+
+    As BehaviorTree.CPP's ``DecoratorNode::executeTick``, a child that finished (SUCCESS or
+    FAILURE) is made IDLE after the decorator's tick.
+    """
 
     MAX_CHILDREN: ClassVar[int | None] = 1
 
@@ -270,25 +301,29 @@ class BTDecorator(PortsMixin, ChildrenMixin, py_trees.decorators.Decorator):
         ports: Mapping[str, str],
         ctx: TreeContext,
         blackboard: Blackboard,
-        children: Sequence[py_trees.behaviour.Behaviour],
+        children: Sequence[TreeNode],
     ):
         message = self.children_count_error(len(children))
         if message:
             raise PortError(message)
-        py_trees.decorators.Decorator.__init__(self, name, children[0])
+        py_trees.decorators.Decorator.__init__(self, name, children[0])  # type: ignore[arg-type]
+        self.child: TreeNode = children[0]
         self._init_ports(ports, ctx, blackboard)
 
-    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
-        if self.status != Status.RUNNING:
-            self.initialise()
-        yield from self.decorated.tick()
-        _update(self)
-        yield self
+    def execute_tick(self) -> TickResult:
+        status = TreeNode.execute_tick(self)
+        child_status = self.child.status
+        if child_status is _SUCCESS or child_status is _FAILURE:
+            self.child.reset_status()
+        return status
 
-    def stop(self, new_status: Status) -> None:
-        self.terminate(new_status)
-        if new_status == Status.INVALID:  # halted: halt the child
-            self.decorated.stop(new_status)
-        if self.decorated.status == Status.RUNNING:  # finished while the child runs: halt it
-            self.decorated.stop(Status.INVALID)
-        self.status = new_status
+    def halt(self) -> None:
+        self.reset_child()
+        self.reset_status()
+
+    def reset_child(self) -> None:
+        """Halt the child if RUNNING, and make it IDLE."""
+        halt_child(self.child)
+
+    def update(self) -> Status:  # py_trees' abstract method; on_tick() does the work
+        return self.status

@@ -9,7 +9,8 @@ converted like a literal.
 Literal syntax by type (docs/trees.md):
 
 =================  ==============================================================
-``float``, ``int``  Python number syntax (``0.5``, ``3``); NaN is rejected
+``float``, ``int``  C++ number syntax (``0.5``, ``-3``, ``1e3``); NaN is rejected
+``Unsigned``       an ``int`` of 0 or more (C++ ``unsigned``)
 ``bool``           ``true``/``false`` (also ``True``, ``TRUE``, ``1``, ``0`` ...)
 ``str``            as written
 ``Pose``           ``x;y;z;qx;qy;qz;qw`` or ``x;y;z`` (identity orientation)
@@ -27,8 +28,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, NamedTuple
+from typing import Any, Callable, ClassVar, Literal, Mapping, NamedTuple
 
+from py_trees.common import Status
+
+from hri.bt.blackboard import AnyValue, BlackboardError, converted, exact_cast
+from hri.bt.node_status import parse_status
 from hri.errors import HriError
 from hri.geometry import Area, Pose
 
@@ -57,6 +62,10 @@ class Quaternion(NamedTuple):
 
 class Weights(tuple):
     """A tuple of non-negative floats (WeightedRandom's ``weights``)."""
+
+
+class Unsigned(int):
+    """A whole number of 0 or more (C++ ``unsigned``: milliseconds of Sleep, Delay, Timeout)."""
 
 
 Direction = Literal["in", "out", "inout"]
@@ -111,21 +120,57 @@ def _floats(text: str, what: str) -> list[float]:
     return values
 
 
+_CPP_INT = re.compile(r"-?[0-9]+")
+_CPP_FLOAT = re.compile(r"-?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+
+
+def cpp_int(text: str) -> int | None:
+    """An integer as C++ ``std::from_chars`` reads the whole of ``text`` (an optional ``-``
+    and decimal digits: no ``+``, spaces or ``_``), else None."""
+    return int(text) if _CPP_INT.fullmatch(text) else None
+
+
+def cpp_float(text: str) -> float | None:
+    """A number as C++ ``std::from_chars`` reads the whole of ``text`` (``1``, ``-2.5``,
+    ``1e3``, ``inf``, ``nan``: no ``+``, spaces, ``_`` or hexadecimal), else None."""
+    return float(text) if _CPP_FLOAT.fullmatch(text) else None
+
+
+def _leading(pattern: re.Pattern, text: str, what: str) -> str:
+    match = pattern.match(text)
+    if match is None:
+        raise ValueError(f"expected {what}, got {text!r}")
+    return match.group()
+
+
+def leading_number(text: str, type_: type) -> int | float:
+    """The number at the start of ``text`` as C++ ``std::from_chars`` reads it when the rest
+    is ignored (BehaviorTree.CPP's conversion of a blackboard string: ``"2.5"`` is the int 2);
+    ValueError when ``text`` does not start with one or it is out of range."""
+    if type_ is float:
+        return float(_leading(_CPP_FLOAT, text, "a number"))
+    number = int(_leading(_CPP_INT, text, "an integer"))
+    if not -2**63 <= number < 2**63:
+        raise ValueError(f"{text!r} is out of the integer range")
+    if type_ is Unsigned and number < 0:
+        raise ValueError(f"expected 0 or more, got {text!r}")
+    return type_(number)
+
+
 def to_float(text: str, what: str = "a number") -> float:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise ValueError(f"expected {what}, got {text!r}") from None
+    value = cpp_float(text.strip())
+    if value is None:
+        raise ValueError(f"expected {what}, got {text!r}")
     if math.isnan(value):
         raise ValueError(f"expected {what}, got NaN")
     return value
 
 
 def to_int(text: str) -> int:
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise ValueError(f"expected an integer, got {text!r}") from None
+    value = cpp_int(text.strip())
+    if value is None:
+        raise ValueError(f"expected an integer, got {text!r}")
+    return value
 
 
 _TRUE = {"true", "True", "TRUE", "1"}
@@ -139,6 +184,27 @@ def to_bool(text: str) -> bool:
     if stripped in _FALSE:
         return False
     raise ValueError(f"expected true or false, got {text!r}")
+
+
+def split_list(text: str) -> list[str]:
+    """``text`` split at ``;`` as BehaviorTree.CPP splits a list: ``""`` is no item and a
+    trailing ``;`` adds none (``"1;2;"`` is two items, ``"1;;2"`` three)."""
+    parts = text.split(";")
+    return parts[:-1] if parts and parts[-1] == "" else parts
+
+
+def to_unsigned(text: str) -> Unsigned:
+    value = to_int(text)
+    if value < 0:
+        raise ValueError(f"expected 0 or more, got {text!r}")
+    return Unsigned(value)
+
+
+def _pass_unsigned(value: Any) -> Unsigned | None:
+    if isinstance(value, (bool, int, float)):
+        number = exact_cast(value, int)
+        return Unsigned(number) if number is not None and number >= 0 else None
+    return None
 
 
 def to_pose(text: str) -> Pose:
@@ -177,14 +243,17 @@ def to_weights(text: str) -> Weights:
 
 CONVERTERS: dict[Any, Callable[[str], Any]] = {
     str: lambda text: text,
+    Status: parse_status,
     float: to_float,
     int: to_int,
+    Unsigned: to_unsigned,
     bool: to_bool,
     Pose: to_pose,
     Quaternion: to_quaternion,
     Area: to_area,
     Weights: to_weights,
     Any: lambda text: text,
+    AnyValue: lambda text: text,
 }
 
 
@@ -203,13 +272,14 @@ def _pass_weights(value: Any) -> Weights | None:
 
 
 def _pass_float(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+    if isinstance(value, (bool, int, float)):
+        return exact_cast(value, float)
     return None
 
 
 _PASS_THROUGH: dict[Any, Callable[[Any], Any]] = {
     float: _pass_float,
+    Unsigned: _pass_unsigned,
     Quaternion: _pass_quaternion,
     Weights: _pass_weights,
 }
@@ -234,18 +304,176 @@ def convert(text: str, type_: Any) -> Any:
 
 
 def coerce(value: Any, type_: Any) -> Any:
-    """A blackboard value as ``type_``: passed through when typed, converted when a string."""
-    if type_ is Any:
+    """A blackboard value as ``type_``: passed through when typed, parsed when a string, a
+    number cast when nothing is lost (BehaviorTree.CPP's ``Any::cast``); ValueError otherwise."""
+    if type_ is Any or type_ is AnyValue:
         return value
-    if isinstance(value, str) and type_ is not str:
-        return convert(value, type_)
+    if type_ is str:
+        return value if isinstance(value, str) else cpp_text(value)
+    if isinstance(value, str):
+        return leading_number(value, type_) if type_ in (int, float, Unsigned) else convert(value, type_)
     special = _PASS_THROUGH.get(type_)
     if special is not None:
         result = special(value)
         if result is not None:
             return result
+    elif type_ in (int, bool) and isinstance(value, (bool, int, float)):
+        cast = exact_cast(value, type_)
+        if cast is not None:
+            return cast
     elif isinstance(type_, type) and isinstance(value, type_):
         return value
-    if type_ is str:
-        return str(value)
     raise ValueError(f"expected {type_name(type_)}, got {type(value).__name__} {value!r}")
+
+
+def cpp_text(value: Any) -> str:
+    """A value as BehaviorTree.CPP prints it into a string port: ``2.500000`` for a float
+    (C++ ``std::to_string``), ``1`` for true, the text of anything else."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return "%f" % value
+    return str(value)
+
+
+_BARE_KEY = re.compile(r"^@?[A-Za-z_][\w.]*$")
+
+
+def is_port_attribute(attr: str) -> bool:
+    """True for an attribute that names a port; False for ``name``, ``ID`` and the attributes
+    that start with ``_`` (conditions, ``_autoremap``, Groot2's editor attributes), which
+    BehaviorTree.CPP does not take as ports either."""
+    return not attr.startswith("_") and attr not in ("name", "ID")
+
+
+class PortsMixin:
+    """Typed ports of a node: declared in ``PORTS``, parsed from the XML, read and written.
+
+    An input port's literal is converted by the port's type when the tree loads (a wrong
+    literal is a load-time :class:`PortError`); a ``{key}`` is read from the blackboard at
+    tick time. Output ports are optional; a value written to one is checked against the
+    port's type, then against the entry's.
+    """
+
+    PORTS: ClassVar[tuple[Port, ...]] = ()
+    location: tuple[str, int] | None = None
+    """``(file, line)`` of the XML element, set by the loader (for run-time errors)."""
+
+    name: str
+
+    @classmethod
+    def port(cls, name: str) -> Port | None:
+        for port in cls.PORTS:
+            if port.name == name:
+                return port
+        return None
+
+    @classmethod
+    def parse_ports(cls, ports: Mapping[str, str]) -> tuple[dict[str, tuple[str, Any]], list[str]]:
+        """Parse raw attributes: ``({port: ("ref"|"lit", key|value)}, [error messages])``."""
+        parsed: dict[str, tuple[str, Any]] = {}
+        errors: list[str] = []
+        for attr, text in ports.items():
+            if not is_port_attribute(attr):
+                continue
+            port = cls.port(attr)
+            if port is None:
+                known = ", ".join(p.name for p in cls.PORTS) or "none"
+                errors.append(f"unknown port {attr!r} (ports: {known})")
+                continue
+            try:
+                parsed[attr] = _parse_port(port, text)
+            except (PortError, ValueError) as err:
+                errors.append(getattr(err, "message", None) or f"port {attr!r} ({type_name(port.type)}): {err}")
+        for port in cls.PORTS:
+            if port.required and port.direction == "in" and port.name not in ports:
+                errors.append(f"missing required port {port.name!r}")
+        return parsed, errors
+
+    def _init_ports(self, ports: Mapping[str, str], ctx: Any, blackboard: Any) -> None:
+        self.raw_ports = dict(ports)
+        self.ctx = ctx
+        self.blackboard = blackboard
+        self._ports, errors = self.parse_ports(ports)
+        if errors:
+            raise PortError("; ".join(errors))
+
+    def _error(self, message: str) -> PortError:
+        file, line = self.location if self.location else (None, None)
+        return PortError(f"{type(self).__name__} {self.name!r}: {message}", file, line)
+
+    def has_input(self, name: str) -> bool:
+        """True when the port was given in the XML (or has a non-None default)."""
+        port = self.port(name)
+        return name in self._ports or (port is not None and port.default is not None and not port.required)
+
+    def literal_input(self, name: str) -> Any:
+        """The load-time value of a literal port (or its default); None for a reference."""
+        kind, value = self._ports.get(name, ("lit", self._declared(name).default))
+        return value if kind == "lit" else None
+
+    def input_key(self, name: str) -> str | None:
+        """The blackboard key of port ``name`` when it is a ``{key}`` reference, else None."""
+        kind, value = self._ports.get(name, ("lit", None))
+        return value if kind == "ref" else None
+
+    def _declared(self, name: str) -> Port:
+        port = self.port(name)
+        if port is None:
+            raise KeyError(f"{type(self).__name__} has no port {name!r}")
+        return port
+
+    def get_input(self, name: str) -> Any:
+        """The typed value of input port ``name``; PortError for a missing/ill-typed entry."""
+        port = self._declared(name)
+        if name not in self._ports:
+            return None if port.default is REQUIRED else port.default
+        kind, value = self._ports[name]
+        if kind == "lit":
+            return value
+        try:
+            raw = self.blackboard.get(value)
+        except KeyError as err:
+            raise self._error(f"input port {name!r}: {err.args[0]}") from None
+        try:
+            return coerce(raw, port.type)
+        except ValueError as err:
+            raise self._error(f"input port {name!r} from {{{value}}}: {err}") from None
+
+    def required_input(self, name: str) -> Any:
+        """:meth:`get_input`, or a PortError ``missing port`` when the port was not given
+        (BehaviorTree.CPP's nodes throw when they tick without it)."""
+        value = self.get_input(name)
+        if value is None:
+            raise self._error(f"missing port {name!r}")
+        return value
+
+    def set_output(self, name: str, value: Any) -> None:
+        """Write ``value`` to the blackboard key of output port ``name`` (nothing when the port
+        is not connected); PortError when the port's or the entry's type refuses it."""
+        port = self._declared(name)
+        if port.direction == "in":
+            raise KeyError(f"{type(self).__name__}: port {name!r} is an input port")
+        if name not in self._ports:
+            return
+        key = self._ports[name][1]
+        try:
+            self.blackboard.set(key, value if port.type is Any else converted(value, port.type, key))
+        except BlackboardError as err:
+            raise self._error(f"output port {name!r}: {err}") from None
+
+
+def _parse_port(port: Port, text: str) -> tuple[str, Any]:
+    key = reference_key(text, port.name)
+    if port.direction == "in":
+        return ("ref", key) if key is not None else ("lit", convert(text, port.type))
+    if key is not None:
+        return "ref", key
+    if port.direction == "inout":
+        return "lit", convert(text, port.type)
+    stripped = text.strip()
+    if stripped == "=":
+        return "ref", port.name
+    if not _BARE_KEY.match(stripped):
+        raise PortError(f"output port {port.name!r} needs a blackboard key like {{key}}, got {text!r}")
+    return "ref", stripped

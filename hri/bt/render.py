@@ -22,8 +22,9 @@ from pathlib import Path
 
 from hri.bt.factory import NodeRegistry
 from hri.bt.status import STATUS_COLOURS, read_run_events, run_end, statuses_at
+from hri.bt.tree_builder import EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
-from hri.bt.xml_loader import EXPLICIT_KINDS, select_tree
+from hri.bt.xml_loader import select_tree
 from hri.errors import HriError
 
 OUTPUT_SUFFIXES = (".dot", ".svg", ".png")
@@ -32,7 +33,6 @@ MARKERS = {"control": "[C]", "decorator": "[D]", "action": "[A]", "condition": "
            "unknown": "[!]"}
 COLOURS = {"control": "#9ecae1", "decorator": "#c6dbef", "action": "#a1d99b", "condition": "#fdd0a2",
            "subtree": "#dadaeb", "unknown": "#fc9272"}
-MAX_DEPTH = 200
 
 
 @dataclass

@@ -26,6 +26,10 @@ class Element:
     ``attr_lines`` optionally gives the line of an attribute when it differs from the
     element's (the YAML parser records where top-level keys such as ``main_tree_to_execute``
     are); :meth:`line_of` falls back to :attr:`line`.
+
+    Comments, each the text of one XML ``<!-- -->`` or of a block of YAML ``#`` lines:
+    ``comments`` stand just before the element, ``end_comments`` inside it after its last
+    child, ``tail_comments`` after it (only the document element has these).
     """
 
     tag: str
@@ -34,10 +38,47 @@ class Element:
     line: int
     children: list["Element"] = field(default_factory=list)
     attr_lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    comments: list[str] = field(default_factory=list, compare=False, repr=False)
+    end_comments: list[str] = field(default_factory=list, compare=False, repr=False)
+    tail_comments: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def line_of(self, attribute: str) -> int:
         """The line of ``attribute`` if known, else the element's line."""
         return self.attr_lines.get(attribute, self.line)
+
+
+_FORBIDDEN_IN_NAMES = frozenset(' \t\n\r<>&"\'/\\:*?|.')
+RESERVED_ATTRIBUTES = frozenset({"name", "ID", "_autoremap", "_failureIf", "_successIf", "_skipIf", "_while",
+                                 "_onHalted", "_onFailure", "_onSuccess", "_post"})
+
+
+def _forbidden_char(name: str) -> str | None:
+    for char in name:
+        if char in _FORBIDDEN_IN_NAMES or ord(char) < 32 or ord(char) == 127:
+            return repr(char) if char.isprintable() else f"control character {ord(char)}"
+    return None
+
+
+def model_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a tree or a node type, as BehaviorTree.CPP checks it; else None."""
+    if not name:
+        return "the name is empty"
+    if name in ("Root", "root"):
+        return f"{name!r} is reserved"
+    char = _forbidden_char(name)
+    return f"{name!r} contains the character {char}" if char else None
+
+
+def port_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a port, as BehaviorTree.CPP checks it; else None."""
+    if not name:
+        return "the port name is empty"
+    if name[0].isdigit():
+        return f"port name {name!r} starts with a digit"
+    if name in RESERVED_ATTRIBUTES:
+        return f"port name {name!r} is a reserved attribute"
+    char = _forbidden_char(name)
+    return f"port name {name!r} contains the character {char}" if char else None
 
 
 def tree_format(path: str | os.PathLike[str]) -> str:

@@ -15,26 +15,21 @@ element's line, so every user mistake becomes an :class:`~hri.errors.HriError`
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
-import py_trees
-from py_trees.behaviour import Behaviour
 
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
-from hri.bt.decorators import SubTreeNode
 from hri.bt.factory import NodeRegistry
-from hri.bt.ports import PortError, reference_key, to_bool
-from hri.bt.tree_files import Element, tree_format
+from hri.bt.tree import Tree
+from hri.bt.tree_builder import TreeBuilder
+from hri.bt.tree_files import Element, model_name_problem, port_name_problem, tree_format
 from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import parse_yaml
 from hri.errors import HriError
 
-EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
-MAX_DEPTH = 200
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """Tree files (and includes) larger than this are refused before they are parsed."""
 
@@ -53,6 +48,8 @@ class _Document:
     trees: dict[str, Element] = field(default_factory=dict)
     top_level_trees: list[str] = field(default_factory=list)
     errors: list[HriError] = field(default_factory=list)
+    subtree_models: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    unnamed: int = 0
 
 
 def _read(path: str, where: Element | None) -> bytes:
@@ -92,6 +89,13 @@ def _collect(doc: _Document, path: str, where: Element | None, stack: list[str],
         return
     if where is None:
         doc.root = root
+    _add_root(doc, root, path, where, stack, loaded)
+
+
+def _add_root(doc: _Document, root: Element, path: str, where: Element | None, stack: list[str],
+              loaded: set[str]) -> None:
+    """Take the trees, includes and models of a parsed document into ``doc``."""
+    real = os.path.realpath(path)
     if root.tag != "root":
         doc.errors.append(HriError(f"the document element must be <root>, not <{root.tag}>", path, root.line))
         return
@@ -99,24 +103,67 @@ def _collect(doc: _Document, path: str, where: Element | None, stack: list[str],
     if version is not None and version.strip() != "4":
         doc.errors.append(HriError(f"BTCPP_format {version!r} is not supported (only 4)", path,
                                    root.line_of("BTCPP_format")))
+    models = [element for element in root.children if element.tag == "TreeNodesModel"]
+    if len(models) > 1:
+        doc.errors.append(HriError("only one <TreeNodesModel> is allowed", path, models[1].line))
     for element in root.children:
         if element.tag == "BehaviorTree":
-            tree_id = element.attrib.get("ID", "").strip()
-            if not tree_id:
-                doc.errors.append(HriError("<BehaviorTree> needs an ID", path, element.line))
-            elif tree_id in doc.trees:
-                first = doc.trees[tree_id]
-                doc.errors.append(HriError(f"tree {tree_id!r} is defined twice (first at {first.file}:{first.line})",
-                                           path, element.line))
-            else:
-                doc.trees[tree_id] = element
-                if where is None:
-                    doc.top_level_trees.append(tree_id)
+            _add_tree(doc, element, len(root.children), where is None)
         elif element.tag == "include":
             _include(doc, element, [*stack, real], loaded)
-        elif element.tag != "TreeNodesModel":
+        elif element.tag == "TreeNodesModel":
+            _read_subtree_models(doc, element)
+        else:
             doc.errors.append(HriError(f"unexpected <{element.tag}> in <root> "
                                        "(expected BehaviorTree, include or TreeNodesModel)", path, element.line))
+
+
+def _add_tree(doc: _Document, element: Element, siblings: int, top_level: bool) -> None:
+    """Register a ``<BehaviorTree>``; one without an ID is allowed when it is the document's
+    only element, as BehaviorTree.CPP allows it (named ``BehaviorTree_0``, ...)."""
+    tree_id = element.attrib.get("ID", "").strip()
+    if not tree_id:
+        if siblings > 1:
+            doc.errors.append(HriError("<BehaviorTree> needs an ID when the file has other elements",
+                                       element.file, element.line))
+            return
+        tree_id = f"BehaviorTree_{doc.unnamed}"
+        doc.unnamed += 1
+    else:
+        problem = model_name_problem(tree_id)
+        if problem:
+            doc.errors.append(HriError(f"tree ID: {problem}", element.file, element.line))
+            return
+    if tree_id in doc.trees:
+        first = doc.trees[tree_id]
+        doc.errors.append(HriError(f"tree {tree_id!r} is defined twice (first at {first.file}:{first.line})",
+                                   element.file, element.line))
+        return
+    doc.trees[tree_id] = element
+    if top_level:
+        doc.top_level_trees.append(tree_id)
+
+
+def _read_subtree_models(doc: _Document, model: Element) -> None:
+    """The ports a ``<TreeNodesModel>`` declares for subtrees: ``{tree ID: {port: default}}``
+    (None: no default, the port must be remapped)."""
+    for element in model.children:
+        if element.tag != "SubTree":
+            continue
+        tree_id = element.attrib.get("ID", "").strip()
+        if not tree_id:
+            doc.errors.append(HriError("<SubTree> in <TreeNodesModel> needs an ID", element.file, element.line))
+            continue
+        ports = doc.subtree_models.setdefault(tree_id, {})
+        for port in element.children:
+            if port.tag not in ("input_port", "output_port", "inout_port"):
+                continue
+            name = port.attrib.get("name")
+            problem = "a port needs a name" if name is None else port_name_problem(name)
+            if problem:
+                doc.errors.append(HriError(f"<TreeNodesModel> SubTree {tree_id}: {problem}", port.file, port.line))
+            else:
+                ports[name] = port.attrib.get("default")
 
 
 def _include(doc: _Document, element: Element, stack: list[str], loaded: set[str]) -> None:
@@ -160,145 +207,6 @@ def _document_and_tree(path: str, tree_id: str | None) -> tuple["_Document", str
     return doc, selected
 
 
-class _Builder:
-    """Builds py_trees behaviours from elements; collects errors and keeps going."""
-
-    def __init__(self, doc: _Document, registry: NodeRegistry, ctx: TreeContext):
-        self.doc = doc
-        self.registry = registry
-        self.ctx = ctx
-        self.errors: list[HriError] = []
-
-    def error(self, element: Element, message: str) -> None:
-        self.errors.append(HriError(message, element.file, element.line))
-
-    def build_tree(self, tree_id: str, blackboard: Blackboard, stack: tuple[str, ...]) -> Behaviour:
-        tree = self.doc.trees[tree_id]
-        nodes = tree.children
-        if len(nodes) != 1:
-            self.error(tree, f"tree {tree_id!r} must have exactly one root node, has {len(nodes)}")
-            if not nodes:
-                return _placeholder()
-        return self.build(nodes[0], blackboard, (*stack, tree_id), 1)
-
-    def build(self, element: Element, blackboard: Blackboard, stack: tuple[str, ...], depth: int) -> Behaviour:
-        if depth > MAX_DEPTH:
-            self.error(element, f"tree nested deeper than {MAX_DEPTH} levels")
-            return _placeholder()
-        if element.tag == "SubTree":
-            return self.build_subtree(element, blackboard, stack, depth)
-        attrs = dict(element.attrib)
-        node_id = element.tag
-        explicit = EXPLICIT_KINDS.get(element.tag)
-        if explicit is not None:
-            node_id = attrs.pop("ID", "").strip()
-            if not node_id:
-                self.error(element, f"<{element.tag}> needs an ID")
-        name = attrs.pop("name", None) or node_id or element.tag
-        node_type = None
-        if node_id:
-            if node_id in self.registry:
-                node_type = self.registry.get(node_id)
-            else:
-                close = difflib.get_close_matches(node_id, self.registry.ids(), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                self.error(element, f"unknown node type {node_id!r}{hint}")
-        children = [self.build(child, blackboard, stack, depth + 1) for child in element.children]
-        if node_type is None:
-            return _placeholder()
-        own = len(self.errors)
-        cls, kind = node_type.cls, node_type.kind
-        leaf = kind in ("action", "condition")
-        if explicit is not None and (explicit in ("action", "condition")) != leaf:
-            self.error(element, f"{node_id!r} is {_article(kind)} {kind} node, not {_article(explicit)} {explicit} node")
-        if leaf and children:
-            self.error(element, f"{node_id!r} is {_article(kind)} {kind} node and cannot have children")
-        elif not leaf:
-            message = cls.children_count_error(len(children))
-            if message:
-                self.error(element, f"{kind} {node_id!r} {message}")
-        for message in cls.parse_ports(attrs)[1]:
-            self.error(element, f"{node_id}: {message}")
-        if len(self.errors) > own:
-            return _placeholder()
-        try:
-            if leaf:
-                node = cls(name, attrs, self.ctx, blackboard)
-            else:
-                node = cls(name, attrs, self.ctx, blackboard, children)
-        except (PortError, ValueError) as err:
-            self.error(element, f"{node_id}: {getattr(err, 'message', err)}")
-            return _placeholder()
-        node.location = (element.file, element.line)
-        node.type_id = node_id  # as written: an alias (AmICalled) is not its class's name
-        return node
-
-    def build_subtree(self, element: Element, blackboard: Blackboard, stack: tuple[str, ...],
-                      depth: int) -> Behaviour:
-        attrs = dict(element.attrib)
-        tree_id = attrs.pop("ID", "").strip()
-        name = attrs.pop("name", None) or tree_id or "SubTree"
-        attrs.pop("_description", None)
-        ok = True
-        autoremap = False
-        if "_autoremap" in attrs:
-            try:
-                autoremap = to_bool(attrs.pop("_autoremap"))
-            except ValueError as err:
-                self.error(element, f"SubTree: attribute '_autoremap': {err}")
-                ok = False
-        if element.children:
-            self.error(element, "<SubTree> cannot have child elements")
-            ok = False
-        remapping: dict[str, str] = {}
-        literals: dict[str, str] = {}
-        for port, value in attrs.items():
-            if port.startswith("_"):
-                self.error(element, f"SubTree: attribute {port!r} (BehaviorTree.CPP scripting) is not supported")
-                ok = False
-                continue
-            try:
-                key = reference_key(value, port)
-            except PortError as err:
-                self.error(element, f"SubTree: {err.message}")
-                ok = False
-                continue
-            if key is None:
-                literals[port] = value
-            else:
-                remapping[port] = key
-        if not tree_id:
-            self.error(element, "<SubTree> needs an ID")
-            return _placeholder()
-        if tree_id not in self.doc.trees:
-            known = ", ".join(sorted(self.doc.trees)) or "none"
-            self.error(element, f"unknown SubTree ID {tree_id!r} (trees: {known})")
-            return _placeholder()
-        if tree_id in stack:
-            chain = " -> ".join([*stack[stack.index(tree_id):], tree_id])
-            self.error(element, f"SubTree recursion: {chain}")
-            return _placeholder()
-        scope = Blackboard(blackboard, remapping, autoremap)
-        for port, value in literals.items():
-            scope.set_local(port, value)
-        root = self.build_tree(tree_id, scope, stack)
-        if not ok:
-            return _placeholder()
-        node = SubTreeNode(name, {}, self.ctx, scope, [root])
-        node.tree_id = tree_id
-        node.location = (element.file, element.line)
-        return node
-
-
-def _article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
-
-
-def _placeholder() -> Behaviour:
-    """Stands in for a node that could not be built, so the checks can go on."""
-    return py_trees.behaviours.Dummy("<invalid>")
-
-
 def _select_tree(doc: _Document, tree_id: str | None) -> str | HriError:
     root = doc.root
     line = root.line if root else None
@@ -322,18 +230,41 @@ def _select_tree(doc: _Document, tree_id: str | None) -> str | HriError:
 
 
 def load_tree(path: str, registry: NodeRegistry, ctx: TreeContext, blackboard: Blackboard,
-              tree_id: str | None = None) -> Behaviour:
+              tree_id: str | None = None) -> Tree:
     """Load the tree ``tree_id`` (else main_tree_to_execute, else the only tree) of ``path``.
 
-    Returns the root behaviour; its nodes share ``ctx`` and use ``blackboard`` (SubTrees get
-    child scopes). Raises the first :class:`HriError` found (``validate_file`` lists all).
+    Its nodes share ``ctx`` and use ``blackboard`` (SubTrees get child scopes). Raises the
+    first :class:`HriError` found (``validate_file`` lists all).
     """
     doc, selected = _document_and_tree(path, tree_id)
-    builder = _Builder(doc, registry, ctx)
-    root = builder.build_tree(selected, blackboard, ())
+    return _build(doc, selected, registry, ctx, blackboard)
+
+
+def load_tree_text(text: str, registry: NodeRegistry, ctx: TreeContext, blackboard: Blackboard,
+                   file: str = "<text>") -> Tree:
+    """A tree from XML text, as BehaviorTree.CPP's ``createTreeFromText`` (no includes)."""
+    doc = _Document(file)
+    try:
+        root = parse_xml(text.encode("utf-8"), file)
+    except HriError as err:
+        doc.errors.append(err)
+    else:
+        doc.root = root
+        _add_root(doc, root, file, None, [], set())
+    if doc.errors:
+        raise doc.errors[0]
+    selected = _select_tree(doc, None)
+    if isinstance(selected, HriError):
+        raise selected
+    return _build(doc, selected, registry, ctx, blackboard)
+
+
+def _build(doc: _Document, tree_id: str, registry: NodeRegistry, ctx: TreeContext, blackboard: Blackboard) -> Tree:
+    builder = TreeBuilder(doc.trees, doc.subtree_models, registry, ctx)
+    root = builder.build_tree(tree_id, blackboard, ())
     if builder.errors:
         raise builder.errors[0]
-    return root
+    return Tree(root, blackboard, ctx, doc.path, tree_id)  # type: ignore[arg-type]
 
 
 def validate_file(path: str, registry: NodeRegistry) -> list[HriError]:
@@ -347,7 +278,7 @@ def validate_file(path: str, registry: NodeRegistry) -> list[HriError]:
         if isinstance(selected, HriError):
             errors.append(selected)
     ctx = TreeContext(rng=np.random.default_rng(0), now=lambda: 0.0)
-    builder = _Builder(doc, registry, ctx)
+    builder = TreeBuilder(doc.trees, doc.subtree_models, registry, ctx)
     for tree_id in doc.trees:
         builder.build_tree(tree_id, Blackboard(), ())
     errors.extend(builder.errors)

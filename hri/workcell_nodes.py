@@ -1,9 +1,11 @@
-"""The thesis's general action and condition nodes; each finishes (SUCCESS/FAILURE) in one
-tick, except ``Sleep`` and ``FindPart`` (RUNNING until the ``parts`` service answers).
+"""The workcell's general nodes: poses and areas, the "called" flag, parts, random failures.
+
+Each finishes (SUCCESS/FAILURE) in one tick, except ``FindPart`` (RUNNING until the
+``parts`` service answers).
 
 ====================  =============================================================
 ``GenerateXYPose``    in ``area`` (Area); out ``pose``: a uniform sample, z = 0,
-                      identity orientation
+                      the null orientation
 ``InAreaTest``        in ``area``, ``pose``: SUCCESS when the pose's x, y is inside
 ``OffsetPose``        in ``input`` (Pose), ``offset`` (``x;y;z``), ``orientation``
                       (``qx;qy;qz;qw``); out ``output``
@@ -13,11 +15,6 @@ tick, except ``Sleep`` and ``FindPart`` (RUNNING until the ``parts`` service ans
                       SUCCESS once asked (sent again if the request was lost)
 ``FindPart``          in ``area``; out ``pose``: a free part's top centre (``parts``)
 ``RandomFailure``     in ``failure_chance`` (0..1): FAILURE with that probability
-``AlwaysSuccess``     SUCCESS
-``AlwaysFailure``     FAILURE
-``SetBlackboard``     in ``value``; out ``output_key``: copies the value
-``Sleep``             in ``msec``: RUNNING until ``msec`` simulated milliseconds have
-                      passed since it started, then SUCCESS
 ====================  =============================================================
 """
 
@@ -168,64 +165,11 @@ class FindPart(ServiceCallNode):
         return Status.SUCCESS
 
 
-class AlwaysSuccess(BTNode):
-    """SUCCESS."""
-
-    def update(self) -> Status:
-        return Status.SUCCESS
-
-
-class AlwaysFailure(BTNode):
-    """FAILURE."""
-
-    def update(self) -> Status:
-        return Status.FAILURE
-
-
-class Sleep(BTNode):
-    """BehaviorTree.CPP ``Sleep``: RUNNING until ``msec`` simulated milliseconds have passed.
-
-    The clock (``ctx.now()``, never the wall clock) starts when the node starts; the node
-    returns SUCCESS at the first tick at or after ``msec`` milliseconds later (``msec="0"``:
-    SUCCESS at once). Halting it resets it: the next tick starts a new sleep.
-    """
-
-    PORTS = (Port("msec", "in", int, description="how long, in simulated milliseconds"),)
-
-    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
-        super().__init__(name, ports, ctx, blackboard)
-        message = self.check_value("msec", self.literal_input("msec"))
-        if message:
-            raise PortError(message)
-        self.started_at = 0.0
-
-    @classmethod
-    def check_value(cls, port: str, value: Any) -> str | None:
-        """The range problem of a port value, else None (also used for scenario values)."""
-        if port == "msec" and value is not None and value < 0:
-            return f"port 'msec': must be 0 or more, got {value}"
-        return None
-
-    def initialise(self) -> None:
-        self.started_at = self.ctx.now()
-
-    def update(self) -> Status:
-        msec = self.get_input("msec")
-        if msec < 0:
-            raise self._error(f"port 'msec': must be 0 or more, got {msec}")
-        if self.ctx.now() - self.started_at >= msec / 1000.0 - 1e-9:
-            return Status.SUCCESS
-        return Status.RUNNING
-
-
-class SetBlackboard(BTNode):
-    """Writes ``value`` (a string, or a copied ``{entry}``) to the entry ``output_key``."""
-
-    PORTS = (
-        Port("value", "in", Any, description="the value (a literal string or {key})"),
-        Port("output_key", "out", Any, description="the entry to write"),
-    )
-
-    def update(self) -> Status:
-        self.set_output("output_key", self.get_input("value"))
-        return Status.SUCCESS
+def register_nodes(registry) -> None:
+    """Register the workcell's nodes (``hri.bt.factory.default_registry`` calls this)."""
+    for node_id, cls in (("GenerateXYPose", GenerateXYPose), ("OffsetPose", OffsetPose),
+                         ("SetCalledTo", SetCalledTo), ("FindPart", FindPart)):
+        registry.register(node_id, cls, "action")
+    for node_id, cls in (("InAreaTest", InAreaTest), ("IsCalled", IsCalled), ("AmICalled", IsCalled),
+                         ("RandomFailure", RandomFailure)):
+        registry.register(node_id, cls, "condition")

@@ -1,0 +1,13 @@
+"""BehaviorTree.CPP ``ForceSuccess``."""
+
+from __future__ import annotations
+
+from py_trees.common import Status
+
+from hri.bt.decorators.forced import Forced
+
+
+class ForceSuccess(Forced):
+    """SUCCESS once the child finished (SUCCESS or FAILURE); RUNNING and SKIPPED pass through."""
+
+    OUTCOME = Status.SUCCESS

@@ -1,0 +1,290 @@
+"""Builds nodes from the element tree of a tree file, as BehaviorTree.CPP's parser instantiates them.
+
+For every element: the node type from the registry (by tag, or ``ID`` in the explicit form
+``<Action ID="...">``), the ``name``, the ports (checked by the node class), the pre- and
+post-condition scripts (``_skipIf`` ... ``_onHalted``, parsed here), and the blackboard
+entries its ``{key}`` ports name, created with the port's type so that a later port of
+another type is refused. A ``<SubTree>`` gets a child blackboard scope: ``port="{key}"``
+remaps to the parent's entry, ``{=}`` to the entry of the same name, a literal is set in the
+scope (an integer, a number or a string, as BehaviorTree.CPP types it), ``_autoremap``
+remaps the rest; ports a ``<TreeNodesModel>`` declares for the subtree take their defaults.
+
+Mistakes are collected as :class:`~hri.errors.HriError` ``FILE:LINE: message`` and building
+goes on, so ``hri validate`` lists them all.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import py_trees
+from py_trees.behaviour import Behaviour
+
+from hri.bt.blackboard import Blackboard, strongly_typed
+from hri.bt.context import TreeContext
+from hri.bt.decorators import SubTreeNode
+from hri.bt.factory import NodeRegistry
+from hri.bt.node import POST_CONDITIONS, PRE_CONDITIONS, Conditions
+from hri.bt.ports import Port, PortError, cpp_float, cpp_int, reference_key, to_bool
+from hri.bt.script_port import parse_or_error
+from hri.bt.tree_files import Element, model_name_problem
+from hri.errors import HriError
+
+EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
+MAX_DEPTH = 256
+"""Deepest nesting of nodes in a tree, as BehaviorTree.CPP allows."""
+CONDITION_ATTRIBUTES = PRE_CONDITIONS + POST_CONDITIONS
+
+
+class TreeBuilder:
+    """Builds py_trees behaviours from elements; collects errors and keeps going."""
+
+    def __init__(self, trees: dict[str, Element], subtree_models: dict[str, dict[str, str | None]],
+                 registry: NodeRegistry, ctx: TreeContext):
+        self.trees = trees
+        self.subtree_models = subtree_models
+        self.registry = registry
+        self.ctx = ctx
+        ctx.enums = registry.enums
+        self.errors: list[HriError] = []
+        self._subtree_path: list[str] = []
+        self._subtree_paths: set[str] = set()
+
+    def error(self, element: Element, message: str) -> None:
+        self.errors.append(HriError(message, element.file, element.line))
+
+    def build_tree(self, tree_id: str, blackboard: Blackboard, stack: tuple[str, ...]) -> Behaviour:
+        """The root node of tree ``tree_id`` on ``blackboard``."""
+        tree = self.trees[tree_id]
+        if tree_id in self.registry:
+            self.error(tree, f"tree ID {tree_id!r} is the name of a node type")
+        nodes = tree.children
+        if len(nodes) != 1:
+            self.error(tree, f"tree {tree_id!r} must have exactly one root node, has {len(nodes)}")
+            if not nodes:
+                return _placeholder()
+        return self.build(nodes[0], blackboard, (*stack, tree_id), 1)
+
+    def build(self, element: Element, blackboard: Blackboard, stack: tuple[str, ...], depth: int) -> Behaviour:
+        if depth > MAX_DEPTH:
+            self.error(element, f"tree nested deeper than {MAX_DEPTH} levels")
+            return _placeholder()
+        if element.tag == "SubTree":
+            return self.build_subtree(element, blackboard, stack, depth)
+        attrs = dict(element.attrib)
+        node_id = self._node_id(element, attrs)
+        name = attrs.pop("name", None) or node_id or element.tag
+        conditions = self._conditions(element, node_id or element.tag, attrs)
+        node_type = self._node_type(element, node_id)
+        children = [self.build(child, blackboard, stack, depth + 1) for child in element.children]
+        if node_type is None:
+            return _placeholder()
+        own = len(self.errors)
+        self._check_shape(element, node_id, node_type.kind, node_type.cls, len(children))
+        for message in node_type.cls.parse_ports(attrs)[1]:
+            self.error(element, f"{node_id}: {message}")
+        if len(self.errors) > own:
+            return _placeholder()
+        leaf = node_type.kind in ("action", "condition")
+        try:
+            if leaf:
+                node = node_type.cls(name, attrs, self.ctx, blackboard)
+            else:
+                node = node_type.cls(name, attrs, self.ctx, blackboard, children)
+        except (PortError, ValueError) as err:
+            self.error(element, f"{node_id}: {getattr(err, 'message', err)}")
+            return _placeholder()
+        node.location = (element.file, element.line)
+        node.type_id = node_id  # as written: an alias (AmICalled) is not its class's name
+        node.conditions = conditions
+        self._declare_entries(element, node_id, node, blackboard)
+        return node
+
+    def _node_id(self, element: Element, attrs: dict[str, str]) -> str:
+        if element.tag not in EXPLICIT_KINDS:
+            if "ID" in attrs:
+                self.error(element, f"attribute 'ID' is not allowed in <{element.tag}>")
+            return element.tag
+        node_id = attrs.pop("ID", "").strip()
+        if not node_id:
+            self.error(element, f"<{element.tag}> needs an ID")
+        return node_id
+
+    def _node_type(self, element: Element, node_id: str):
+        if not node_id:
+            return None
+        if node_id in self.registry:
+            return self.registry.get(node_id)
+        close = difflib.get_close_matches(node_id, self.registry.ids(), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        self.error(element, f"unknown node type {node_id!r}{hint}")
+        return None
+
+    def _check_shape(self, element: Element, node_id: str, kind: str, cls: Any, children: int) -> None:
+        explicit = EXPLICIT_KINDS.get(element.tag)
+        leaf = kind in ("action", "condition")
+        if explicit is not None and (explicit in ("action", "condition")) != leaf:
+            self.error(element, f"{node_id!r} is {_article(kind)} {kind} node, not {_article(explicit)} {explicit} node")
+        if leaf and children:
+            self.error(element, f"{node_id!r} is {_article(kind)} {kind} node and cannot have children")
+        elif not leaf:
+            message = cls.children_count_error(children)
+            if message:
+                self.error(element, f"{kind} {node_id!r} {message}")
+        if node_id == "ReactiveSequence" and sum(c.tag == "AsyncSequence" for c in element.children) > 1:
+            self.error(element, "a ReactiveSequence cannot have more than one AsyncSequence child")
+
+    def _conditions(self, element: Element, what: str, attrs: dict[str, str]) -> Conditions | None:
+        """The pre-/post-condition scripts among ``attrs`` (taken out of them), parsed."""
+        scripts = {}
+        for attr in CONDITION_ATTRIBUTES:
+            code = attrs.pop(attr, None)
+            if code is None:
+                continue
+            try:
+                scripts[attr] = parse_or_error(code, f"{what}: {attr}")
+            except PortError as err:
+                self.error(element, err.message)
+        return Conditions(scripts) if scripts else None
+
+    def _declare_entries(self, element: Element, node_id: str, node: Any, blackboard: Blackboard) -> None:
+        """Create the entries the node's ``{key}`` ports name, typed by the port; refuse a
+        port whose type differs from the entry's (a string entry may feed any port)."""
+        for port in node.PORTS:
+            key = node.input_key(port.name)
+            if key is None:
+                continue
+            message = declare_entry(blackboard, key, port)
+            if message:
+                self.error(element, f"{node_id}: port {port.name!r}: {message}")
+
+    def build_subtree(self, element: Element, blackboard: Blackboard, stack: tuple[str, ...],
+                      depth: int) -> Behaviour:
+        attrs = dict(element.attrib)
+        tree_id = attrs.pop("ID", "").strip()
+        name = attrs.pop("name", None) or tree_id or "SubTree"
+        conditions = self._conditions(element, f"SubTree {tree_id}", attrs)
+        if element.children:
+            self.error(element, "<SubTree> cannot have child elements")
+        problem = self._subtree_problem(tree_id, stack) or self._path_problem(element)
+        if problem:
+            self.error(element, problem)
+            return _placeholder()
+        scope = self._subtree_scope(element, tree_id, attrs, blackboard)
+        self._subtree_path.append(element.attrib.get("name") or f"{tree_id}@{element.file}:{element.line}")
+        root = self.build_tree(tree_id, scope, stack)
+        self._subtree_path.pop()
+        if scope is None:
+            return _placeholder()
+        node = SubTreeNode(name, {}, self.ctx, blackboard, [root])
+        node.tree_id = tree_id
+        node.scope = scope
+        node.type_id = "SubTree"
+        node.conditions = conditions
+        node.location = (element.file, element.line)
+        return node
+
+    def _path_problem(self, element: Element) -> str | None:
+        """Two SubTrees of one name under one parent tree: Groot2 could not tell them apart,
+        and BehaviorTree.CPP refuses them."""
+        name = element.attrib.get("name")
+        if name is None:
+            return None
+        path = "/".join([*self._subtree_path, name])
+        if path in self._subtree_paths:
+            return f"another SubTree in this tree is named {name!r} too"
+        self._subtree_paths.add(path)
+        return None
+
+    def _subtree_problem(self, tree_id: str, stack: tuple[str, ...]) -> str | None:
+        problem = model_name_problem(tree_id)
+        if problem:
+            return f"SubTree ID: {problem}"
+        if tree_id not in self.trees:
+            known = ", ".join(sorted(self.trees)) or "none"
+            return f"unknown SubTree ID {tree_id!r} (trees: {known})"
+        if tree_id in self.registry:
+            return f"SubTree ID {tree_id!r} is the name of a node type"
+        if tree_id in stack:
+            chain = " -> ".join([*stack[stack.index(tree_id):], tree_id])
+            return f"SubTree recursion: {chain}"
+        return None
+
+    def _subtree_scope(self, element: Element, tree_id: str, attrs: dict[str, str],
+                       blackboard: Blackboard) -> Blackboard | None:
+        """The subtree's blackboard scope (None after an error)."""
+        autoremap = False
+        if "_autoremap" in attrs:
+            try:
+                autoremap = to_bool(attrs["_autoremap"])
+            except ValueError as err:
+                self.error(element, f"SubTree: attribute '_autoremap': {err}")
+                return None
+        ports = {attr: value for attr, value in attrs.items() if not attr.startswith("_")}
+        for port, default in self.subtree_models.get(tree_id, {}).items():
+            if port in ports or autoremap:
+                continue
+            if default is None:
+                self.error(element, f"SubTree {tree_id}: port {port!r} has no default in <TreeNodesModel> "
+                                    "and is not given here")
+                return None
+            ports[port] = default
+        remapping: dict[str, str] = {}
+        literals: dict[str, Any] = {}
+        for port, value in ports.items():
+            try:
+                key = reference_key(value, port)
+            except PortError as err:
+                self.error(element, f"SubTree: {err.message}")
+                return None
+            if key is None:
+                literals[port] = subtree_literal(value)
+            else:
+                remapping[port] = key
+        scope = Blackboard(blackboard, remapping, autoremap)
+        for port, value in literals.items():
+            scope.set_local(port, value)
+        return scope
+
+
+def subtree_literal(text: str) -> int | float | str:
+    """A SubTree port's literal as BehaviorTree.CPP stores it: an integer (without ``.``,
+    ``e``, ``E``), else a number, else the text."""
+    if not any(c in text for c in ".eE"):
+        number = cpp_int(text)
+        if number is not None:
+            return number
+    real = cpp_float(text)
+    return real if real is not None else text
+
+
+def declare_entry(blackboard: Blackboard, key: str, port: Port) -> str | None:
+    """Create the entry ``key`` typed by ``port`` if missing; a message when it exists with a
+    different declared type (BehaviorTree.CPP allows a string entry to feed any port)."""
+    declared = None if port.type is Any else port.type
+    entry = blackboard.get_entry(key)
+    if entry is None:
+        try:
+            blackboard.create_entry(key, declared)
+        except ValueError as err:
+            return str(err)
+        return None
+    if (strongly_typed(entry.type) and strongly_typed(declared) and entry.type is not declared
+            and entry.type is not str):
+        return (f"entry {{{key}}} has type {_type_name(entry.type)} elsewhere in the tree; "
+                f"this port is {_type_name(declared)}")
+    return None
+
+
+def _type_name(type_: Any) -> str:
+    return getattr(type_, "__name__", str(type_))
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
+def _placeholder() -> Behaviour:
+    """Stands in for a node that could not be built, so the checks can go on."""
+    return py_trees.behaviours.Dummy("<invalid>")
