@@ -71,9 +71,14 @@ def _build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                           help=plugin_help)
 
-    convert = sub.add_parser("convert", help="write a tree file in the other format (XML <-> YAML)")
-    convert.add_argument("file", type=Path)
-    convert.add_argument("-o", "--output", type=Path, help="where to write (default: beside it, other suffix)")
+    convert = sub.add_parser("convert", help="write a tree file as XML or YAML, comments included (docs/trees.md)")
+    convert.add_argument("file", type=Path, help="the tree file to read (.xml, .yaml or .yml)")
+    convert.add_argument("-o", "--output", type=Path,
+                         help="the file to write; its suffix picks the format: .xml, .yaml or .yml "
+                              "(default: beside FILE, in the other format)")
+    convert.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists (never FILE itself)")
+    convert.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                         help=plugin_help + ", listed in the XML's <TreeNodesModel>")
 
     nodes = sub.add_parser("nodes", help="list every node type with its ports")
     nodes.add_argument("--xml", action="store_true",
@@ -180,7 +185,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_convert(args: argparse.Namespace) -> int:
     from hri.convert import convert_file
 
-    print(convert_file(args.file, args.output))
+    target, warnings = convert_file(args.file, args.output, force=args.force, plugins=args.plugins)
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    print(target)
     return 0
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from py_trees.behaviour import Behaviour
 from py_trees.common import Status
 
-from hri.bt import Blackboard, TreeContext, default_registry, load_tree, validate_file
+from hri.bt import Blackboard, Tree, TreeContext, default_registry, load_tree, validate_file
 from hri.bt.decorators import SubTreeNode
 from hri.bt.tree_files import Element, structure
 from hri.bt.xml_text import parse_xml
@@ -51,9 +51,12 @@ def load(path: str, tree_id: str | None = None, blackboard: Blackboard | None = 
 def built(node: Behaviour) -> tuple:
     """A built tree, node by node: class, name, raw ports, SubTree id/remapping, children."""
     extra: tuple = ()
+    if isinstance(node, Tree):
+        node = node.root
     if isinstance(node, SubTreeNode):
-        scope = node.blackboard
-        extra = (node.tree_id, scope.remapping, scope.autoremap, {k: scope.get(k) for k in scope.local_keys()})
+        scope = node.scope
+        extra = (node.tree_id, scope.remapping, scope.autoremap,
+                 {k: scope.get_entry(k).value for k in scope.local_keys()})
     return (type(node).__qualname__, node.name, getattr(node, "raw_ports", None), extra,
             len(node.children), tuple(built(child) for child in node.children))
 
@@ -75,7 +78,7 @@ def test_yaml_tree_builds_the_same_tree_as_the_xml(stem):
     for tree_id in tree_ids(xml):
         from_xml, from_yaml = load(str(xml), tree_id), load(str(yaml), tree_id)
         assert built(from_yaml) == built(from_xml)
-        assert from_yaml.location[0] == str(yaml)  # the nodes come from the YAML file
+        assert from_yaml.root.location[0] == str(yaml)  # the nodes come from the YAML file
     try:  # the tree picked without an ID (main_tree_to_execute, or the only tree)
         main = built(load(str(xml)))
     except HriError as err:
@@ -115,10 +118,9 @@ def test_the_example_of_the_docs_runs(tmp_path):
     bb = Blackboard()
     bb.set("start", "1;1;0")
     root = load(path, blackboard=bb)
-    root.tick_once()
-    assert root.status == Status.SUCCESS
+    assert root.tick_once() == Status.SUCCESS
     assert bb.get("goal") == Pose(1, 3, 0)
-    assert root.location == (path, 6)  # the line of the root node's key
+    assert root.root.location == (path, 6)  # the line of the root node's key
 
 
 # --- scalars are the text as written ------------------------------------------------------
@@ -338,8 +340,7 @@ def test_yaml_and_xml_include_each_other(tmp_path):
             SubTree: {ID: Sub}
         """)
     root = load(path)
-    root.tick_once()
-    assert root.status == Status.SUCCESS
+    assert root.tick_once() == Status.SUCCESS
     assert validate_file(path, REGISTRY) == []
 
 
@@ -388,8 +389,11 @@ def test_dump_yaml_round_trips_the_shipped_xml(stem):
     xml = TREES / f"{stem}.xml"
     elements = parse_xml(xml.read_bytes(), str(xml))
     text = dump_yaml(elements, header=f"from {stem}.xml")
-    assert text.startswith(f"# from {stem}.xml\nBTCPP_format: 4\n")
-    assert structure(parse_yaml(text, "t.yaml")) == structure(elements)
+    assert text.startswith(f"# from {stem}.xml\n\n# {elements.comments[0].splitlines()[0]}\n")  # then the XML's
+    again = parse_yaml(text, "t.yaml", comments=True)
+    assert structure(again) == structure(elements)
+    assert again.comments == [f"from {stem}.xml", *elements.comments]
+    assert [e.comments for e in elements.children] == [e.comments for e in again.children]
 
 
 def test_dump_yaml_of_tricky_xml(tmp_path):
