@@ -1,8 +1,14 @@
 """BehaviorTree.CPP v4 built-in decorators and the Sleep action, tick by tick, from XML files.
 
-Timed nodes run on simulated time: the tests move a fake clock (``TreeContext.now``) between
-ticks, while the wall clock is made to jump by a day at every reading, so that any use of it
-would show. Where py_trees has a similar decorator and behaves differently, the test says so.
+Most semantics are checked against BehaviorTree.CPP itself by the differential tests
+(``test_differential_*``); these pin what they cannot, the deliberate differences:
+
+* timed nodes (Sleep, Delay, Timeout) run on simulated time, checked when the tree ticks,
+  where BehaviorTree.CPP's timer threads use the wall clock and wake the tree at the
+  deadline. The tests move a fake clock (``TreeContext.now``) between ticks, while the wall
+  clock is made to jump by a day at every reading, so that any use of it would show;
+* one ``tick_once()`` makes at most ``MAX_TICKS_PER_TICK_ONCE`` root ticks, where
+  BehaviorTree.CPP would spin for ever on wake-ups that never end.
 """
 
 from __future__ import annotations
@@ -86,7 +92,9 @@ def test_repeat_forever_and_zero_cycles(tmp_path):
     h = Harness(tmp_path, '<Repeat num_cycles="-1"><Fake id="a" ticks="1"/></Repeat>')
     assert all(h.tick() == R for _ in range(10))
     h = Harness(tmp_path, '<Repeat num_cycles="-1"><AlwaysSuccess/></Repeat>')
-    assert h.tick() == R  # not an endless loop: MAX_LOOPS_PER_TICK runs, then the next tick
+    # BehaviorTree.CPP would tick this for ever within one tick; the simulation must go on:
+    # MAX_LOOPS_PER_TICK runs, then the next tick
+    assert h.tick() == R
     h = Harness(tmp_path, '<Repeat num_cycles="-1"><Steps id="a" script="S"/></Repeat>')
     assert h.tick() == R and len(h.log) == MAX_LOOPS_PER_TICK
     h = Harness(tmp_path, '<Repeat num_cycles="0"><Fake id="a"/></Repeat>')

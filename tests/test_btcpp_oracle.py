@@ -72,7 +72,7 @@ def test_load_error_and_tick_error():
 
 def instantiated_leaves(xml: str) -> list[str]:
     """Names of the test leaves of the main tree, with those of its subtrees, as instantiated."""
-    bodies = dict(re.findall(r'<BehaviorTree ID="([^"]+)">(.*?)</BehaviorTree>', xml, re.DOTALL))
+    bodies = dict(re.findall(r'<BehaviorTree ID="([^"]+)"[^>]*>(.*?)</BehaviorTree>', xml, re.DOTALL))
     main = re.search(r'main_tree_to_execute="([^"]+)"', xml)
 
     def leaves(tree_id: str, chain: tuple[str, ...]) -> list[str]:
