@@ -27,6 +27,7 @@ from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
 from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
+from hri.bt.node import NodeExecutionError
 from hri.called import CalledFlag
 from hri.errors import HriError
 from hri.faults import FaultInjector, parse_faults
@@ -360,7 +361,22 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool
                     strict=strict, out_dir=out_dir) as sim:
         try:
             stats = sim.run(duration_s)
+        except NodeExecutionError as err:
+            if out_dir is not None:  # the one line names the node; the traceback waits in the run
+                keep_traceback(out_dir, err)
+            raise
         finally:  # also a run that failed leaves what it has, marked "complete": false
             if out_dir is not None:
                 write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory)
     return stats
+
+
+def keep_traceback(out_dir: Path, err: NodeExecutionError) -> None:
+    """Write the traceback of a node's exception to ``out_dir/traceback.txt`` and say so in
+    the error's line."""
+    from hri.files import write_atomic
+
+    path = out_dir / "traceback.txt"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, err.traceback)
+    err.message += f" (traceback in {path})"

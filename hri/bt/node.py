@@ -22,6 +22,7 @@ where ``ports`` holds the raw XML attribute strings; ports are declared and read
 
 from __future__ import annotations
 
+import traceback
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 import py_trees
@@ -31,6 +32,7 @@ from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.node_status import SKIPPED, TickResult
 from hri.bt.ports import PortError, PortsMixin
+from hri.errors import HriError
 
 if TYPE_CHECKING:
     from hri.bt.scripting import Script
@@ -43,6 +45,19 @@ PRE_CONDITIONS = ("_failureIf", "_successIf", "_skipIf", "_while")
 POST_CONDITIONS = ("_onHalted", "_onFailure", "_onSuccess", "_post")
 """Post-condition attributes (scripts run after the node finished or was halted)."""
 _PRE_RESULT = {"_failureIf": _FAILURE, "_successIf": _SUCCESS, "_skipIf": SKIPPED}
+
+
+class NodeExecutionError(HriError):
+    """An exception raised inside a node's tick, as one line: the node's ``FILE:LINE``, its
+    type and name, the simulated time and the exception; :attr:`traceback` keeps the rest."""
+
+    def __init__(self, node: "TreeNode", err: Exception) -> None:
+        file, line = node.location if node.location else (None, None)
+        when = node.ctx.now() if node.ctx is not None else 0.0
+        kind = node.type_id or type(node).__name__
+        super().__init__(f"{kind} {node.name!r} raised {type(err).__name__}: {err} at t = {when:.3f} s",
+                         file, line)
+        self.traceback = "".join(traceback.format_exception(err))
 
 
 class Conditions:
@@ -77,11 +92,20 @@ class TreeNode(PortsMixin):
         self.reset_status()
 
     def execute_tick(self) -> TickResult:
-        """Tick the node as BehaviorTree.CPP's ``executeTick`` does; returns the tick's status."""
-        if self.conditions is None:
-            status = self.on_tick()
-        else:
-            status = self._tick_with_conditions(self.conditions)
+        """Tick the node as BehaviorTree.CPP's ``executeTick`` does; returns the tick's status.
+
+        An exception that is not an :class:`~hri.errors.HriError` (a bug of a plug-in node)
+        becomes a :class:`NodeExecutionError` naming this node, as BehaviorTree.CPP wraps it
+        in its ``NodeExecutionError``."""
+        try:
+            if self.conditions is None:
+                status = self.on_tick()
+            else:
+                status = self._tick_with_conditions(self.conditions)
+        except HriError:
+            raise
+        except Exception as err:
+            raise NodeExecutionError(self, err) from err
         if status is not SKIPPED:
             if status is _IDLE:  # BehaviorTree.CPP's setStatus(IDLE) throws
                 raise self._error("the tick returned IDLE")
