@@ -11,9 +11,11 @@
  * binary64. On a little-endian host a record can be copied straight into these structs;
  * a big-endian host must swap each field.
  *
- * There is no implicit padding: every field sits at its natural alignment, and the 4-byte
- * "reserved" field is the explicit padding that puts the doubles on 8-byte boundaries.
- * Writers set "reserved" to 0; readers ignore it.
+ * There is no implicit padding: every field sits at its natural alignment. The 4 bytes at
+ * offset 12 put the doubles on 8-byte boundaries: in an action message the explicit padding
+ * "reserved"; in a feedback message "failure" (enum hri_actor_failure: why the plugin did not
+ * take an action) and 2 bytes of "reserved". Writers set "reserved" to 0; readers ignore it.
+ * A reader that does not know a failure code takes it as HRI_FAILURE_NONE.
  *
  * A reader must check, in this order: the record size (HRI_ACTION_SIZE / HRI_FEEDBACK_SIZE),
  * magic, version, and that state is one of enum hri_actor_state; otherwise drop the record.
@@ -40,6 +42,17 @@ enum hri_actor_state {
     HRI_ACTOR_ANIMATION = 3  /* playing an animation in place */
 };
 
+/* Why the plugin answered an action with IDLE at progress 0, carried in a feedback's
+ * "failure"; 0 in every other feedback. */
+enum hri_actor_failure {
+    HRI_FAILURE_NONE = 0,              /* no failure, or none given */
+    HRI_FAILURE_UNKNOWN_ANIMATION = 1, /* no clip of that name */
+    HRI_FAILURE_NOT_AN_ANIMATION = 2,  /* the walk cycle asked as an animation in place */
+    HRI_FAILURE_INVALID_SPEED = 3,     /* animation speed not positive or not finite */
+    HRI_FAILURE_NOT_WALK_CYCLE = 4,    /* a movement with another clip than the walk cycle */
+    HRI_FAILURE_INVALID_STATE = 5      /* an action to enter SETUP */
+};
+
 /* Server -> plugin: the state to enter and what to do in it. 336 bytes. */
 struct hri_action_message {
     uint32_t magic;    /*   0: HRI_ACTION_MAGIC */
@@ -55,14 +68,15 @@ struct hri_action_message {
     char animation_name[HRI_ANIMATION_NAME_SIZE]; /*  80: UTF-8, NUL-terminated, rest 0 */
 };
 
-/* Plugin -> server, every physics step: state, progress of the action, the person's pose.
- * 88 bytes. */
+/* Plugin -> server, every physics step: state, progress of the action, the person's pose,
+ * and why an action failed. 88 bytes. */
 struct hri_feedback_message {
     uint32_t magic;    /*   0: HRI_FEEDBACK_MAGIC */
     uint16_t version;  /*   4: HRI_PROTOCOL_VERSION */
     uint16_t state;    /*   6: enum hri_actor_state the plugin is in now */
     uint32_t sequence; /*   8: sequence of the action the plugin last took (0: none yet) */
-    uint32_t reserved; /*  12: explicit padding, 0 */
+    uint16_t failure;  /*  12: enum hri_actor_failure: why that action was not taken */
+    uint16_t reserved; /*  14: explicit padding, 0 */
     double sim_time;               /*  16: simulated time of this report (seconds) */
     double progress;               /*  24: progress of the action, 0..1 */
     double current_position[3];    /*  32: person's position x, y, z (world frame, metres) */
@@ -101,7 +115,8 @@ HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, magic) == 0, "feedback m
 HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, version) == 4, "feedback version");
 HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, state) == 6, "feedback state");
 HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, sequence) == 8, "feedback sequence");
-HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, reserved) == 12, "feedback reserved");
+HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, failure) == 12, "feedback failure");
+HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, reserved) == 14, "feedback reserved");
 HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, sim_time) == 16, "feedback sim_time");
 HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, progress) == 24, "feedback progress");
 HRI_STATIC_ASSERT(offsetof(struct hri_feedback_message, current_position) == 32,

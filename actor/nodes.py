@@ -3,7 +3,9 @@
 Both send one goal to the actor server over the service network (``ctx.services["actor"]``,
 an :class:`~hri.actor.service.ActorClient`) and stay RUNNING until the goal is done: SUCCESS
 when the plugin completed it, FAILURE when it was rejected, failed or cancelled, or when the
-request was lost on the way. A node halted by its parent cancels its goal. A goal rejected
+request was lost on the way; the ``person_action_finished`` event of a failure says why
+(``reason``, a short name the run's statistics count, and ``error``, a sentence). A node
+halted by its parent cancels its goal. A goal rejected
 only because the previous one is still being cancelled is sent again on the next tick (the
 cancel completes within a physics step or two), so a reactive tree can switch from one
 action to the next. GrabPart and ReleasePart ask the ``parts`` service.
@@ -75,9 +77,9 @@ class _ActorGoalNode(BTNode):
             self.ctx.events("person_action_started", node=self.name, **self.describe())
         result = _RESULT.get(status, Status.RUNNING)
         if result is not Status.RUNNING:
-            error = actor.error(self.goal)
-            self.ctx.events("person_action_finished", node=self.name, result=status.value,
-                            **self.describe(), **({"error": error} if error else {}))
+            description = self.describe()
+            self.ctx.events("person_action_finished", node=self.name, result=status.value, **description,
+                            **actor.why(self.goal, status, description["animation"]))
         return result
 
     def on_halted(self) -> None:

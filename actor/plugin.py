@@ -16,7 +16,8 @@ Messages come from ``endpoint.receive()`` (drained every step), feedback goes to
 ``endpoint.send()``: on every state change, and every step while in MOVEMENT or ANIMATION.
 The simulation steps the plugin at the person's rate (every physics step while the person is
 near the robot; see :mod:`hri.sim`); a step after a pause first catches up.
-A failed action (unknown animation, invalid speed) answers at once with IDLE and progress 0.
+A failed action (unknown animation, invalid speed) answers at once with IDLE and progress 0,
+and the feedback's ``failure`` says why (:class:`~hri.actor.protocol.ActorFailure`).
 An ActionMessage with state IDLE cancels the running action.
 """
 
@@ -32,7 +33,7 @@ from hri.actor.leg import Leg
 from hri.actor.lookahead import TOP_SPEED_M_S, SafetyLookahead
 from hri.actor.pose import BodyPose, blend, blend_root
 from hri.actor.quaternions import smoothstep, wrap_angle
-from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
+from hri.actor.protocol import ActionMessage, ActorFailure, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
 from hri.geometry import Pose
 
@@ -78,6 +79,7 @@ class ActorPlugin(SafetyLookahead):
         self._blend_from: BodyPose | None = None
         self._blend_start = 0.0
         self._sequence = 0
+        self._failure = ActorFailure.NONE  # why the last action was not taken
         self._progress = 0.0
         self._time = 0.0
         self._state_time = 0.0  # the simulated time the person's state is at
@@ -211,16 +213,18 @@ class ActorPlugin(SafetyLookahead):
         if self._previewing:
             return
         self.endpoint.send(FeedbackMessage(self.state, float(self._progress), self.pose,
-                                           self._sequence, float(self._time)))
+                                           self._sequence, float(self._time), self._failure))
 
-    def _fail(self, message: ActionMessage) -> None:
-        """The action cannot be done: answer IDLE with progress 0 (the server sees failure)."""
+    def _fail(self, message: ActionMessage, failure: ActorFailure) -> None:
+        """The action cannot be done: answer IDLE with progress 0 and why (the server sees failure)."""
         self._sequence = message.sequence
+        self._failure = failure
         self._movement = None
         self._clip = None
         self._enter(ActorState.IDLE, progress=0.0)
 
     def _handle(self, message: ActionMessage) -> None:
+        self._failure = ActorFailure.NONE
         if message.state == ActorState.IDLE:  # cancel
             self._sequence = message.sequence
             was_walking = self.state == ActorState.MOVEMENT
@@ -230,11 +234,11 @@ class ActorPlugin(SafetyLookahead):
             self._start_blend()
             self._enter(ActorState.IDLE, progress=self._progress)
         elif message.state == ActorState.ANIMATION:
-            name = message.animation_name
-            if (not self.clips.has(name) or name == ClipLibrary.WALK
-                    or not message.animation_speed > 0.0 or not math.isfinite(message.animation_speed)):
-                self._fail(message)
+            failure = self._animation_failure(message)
+            if failure is not ActorFailure.NONE:
+                self._fail(message, failure)
                 return
+            name = message.animation_name
             self._sequence = message.sequence
             self._movement = None
             self._clip = self.clips.get(name)
@@ -245,7 +249,7 @@ class ActorPlugin(SafetyLookahead):
         elif message.state == ActorState.MOVEMENT:
             name = message.animation_name or ClipLibrary.WALK
             if name != ClipLibrary.WALK or not self.clips.has(name):
-                self._fail(message)
+                self._fail(message, ActorFailure.NOT_WALK_CYCLE)
                 return
             self._sequence = message.sequence
             self._clip = None
@@ -257,7 +261,18 @@ class ActorPlugin(SafetyLookahead):
             self._segment = -1
             self._enter(ActorState.MOVEMENT, progress=0.0)
         else:  # SETUP is not an action
-            self._fail(message)
+            self._fail(message, ActorFailure.INVALID_STATE)
+
+    def _animation_failure(self, message: ActionMessage) -> ActorFailure:
+        """Why the animation ``message`` asks for cannot be played (NONE: it can)."""
+        name = message.animation_name
+        if name == ClipLibrary.WALK:
+            return ActorFailure.NOT_AN_ANIMATION
+        if not self.clips.has(name):
+            return ActorFailure.UNKNOWN_ANIMATION
+        if not message.animation_speed > 0.0 or not math.isfinite(message.animation_speed):
+            return ActorFailure.INVALID_SPEED
+        return ActorFailure.NONE
 
     # ------------------------------------------------------------------ movement
     def _plan(self, message: ActionMessage) -> list[Leg]:

@@ -7,7 +7,10 @@ little-endian record of fixed size, documented byte for byte in ``actor/actor_pr
 Every record starts with a header: ``magic`` (4 bytes, tells the record type), ``version``
 (2 bytes), ``state`` (2 bytes, :class:`ActorState`), ``sequence`` (4 bytes: the goal number
 the server gave the action; the plugin echoes it in its feedback so stale feedback is
-recognised) and 4 bytes of explicit padding so the doubles that follow are 8-byte aligned.
+recognised) and 4 bytes that put the doubles that follow on 8-byte boundaries: explicit
+padding in an ActionMessage; in a FeedbackMessage 2 bytes ``failure`` (:class:`ActorFailure`,
+why the plugin did not take an action; 0 otherwise) and 2 bytes of padding. A plugin that
+writes 0 there reports failures without a reason, as before the field existed.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ ANIMATION_NAME_SIZE = 256  # at most 255 characters and a terminating NUL
 
 _HEADER = "<IHHII"
 ACTION_FORMAT = _HEADER + "d3d4d" + f"{ANIMATION_NAME_SIZE}s"
-FEEDBACK_FORMAT = _HEADER + "dd3d4d"
+FEEDBACK_FORMAT = "<IHHIHH" + "dd3d4d"  # the header with ``failure`` in the padding
 ACTION_SIZE = struct.calcsize(ACTION_FORMAT)
 FEEDBACK_SIZE = struct.calcsize(FEEDBACK_FORMAT)
 _ACTION = struct.Struct(ACTION_FORMAT)
@@ -39,6 +42,25 @@ class ActorState(enum.IntEnum):
     IDLE = 1
     MOVEMENT = 2
     ANIMATION = 3
+
+
+class ActorFailure(enum.IntEnum):
+    """Why the plugin answered an action with IDLE at progress 0 (``failure`` of a feedback).
+
+    A reader that does not know a code takes it as :attr:`NONE`: no reason given.
+    """
+
+    NONE = 0
+    UNKNOWN_ANIMATION = 1  # no clip of that name in the plugin's library
+    NOT_AN_ANIMATION = 2  # the walk cycle asked as an animation in place
+    INVALID_SPEED = 3  # animation speed not positive or not finite
+    NOT_WALK_CYCLE = 4  # a movement with another clip than the walk cycle
+    INVALID_STATE = 5  # an action to enter SETUP
+
+    @property
+    def reason(self) -> str:
+        """The name in events and statistics, e.g. ``unknown_animation``."""
+        return self.name.lower() if self is not ActorFailure.NONE else "unspecified"
 
 
 class ProtocolError(ValueError):
@@ -81,22 +103,26 @@ class ActionMessage:
 
 @dataclass(frozen=True)
 class FeedbackMessage:
-    """Plugin -> server: the plugin's state, progress 0..1 of the action, the person's pose."""
+    """Plugin -> server: the plugin's state, progress 0..1 of the action, the person's pose,
+    and why the action failed (``failure``, with IDLE at progress 0)."""
 
     state: ActorState
     progress: float = 0.0
     current: Pose = Pose()
     sequence: int = 0
     sim_time: float = 0.0
+    failure: ActorFailure = ActorFailure.NONE
 
     def encode(self) -> bytes:
-        return _FEEDBACK.pack(FEEDBACK_MAGIC, PROTOCOL_VERSION, int(self.state), self.sequence, 0,
-                              self.sim_time, self.progress, *_pose_fields(self.current))
+        return _FEEDBACK.pack(FEEDBACK_MAGIC, PROTOCOL_VERSION, int(self.state), self.sequence,
+                              int(self.failure), 0, self.sim_time, self.progress, *_pose_fields(self.current))
 
     @staticmethod
     def decode(data: bytes) -> "FeedbackMessage":
         fields = _unpack(_FEEDBACK, data, FEEDBACK_MAGIC)
-        return FeedbackMessage(ActorState(fields[2]), fields[6], Pose(*fields[7:14]), fields[3], fields[5])
+        failure = ActorFailure(fields[4]) if fields[4] in ActorFailure._value2member_map_ else ActorFailure.NONE
+        return FeedbackMessage(ActorState(fields[2]), fields[7], Pose(*fields[8:15]), fields[3], fields[6],
+                               failure)
 
 
 def _unpack(layout: struct.Struct, data: bytes, magic: int) -> tuple:

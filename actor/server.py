@@ -9,7 +9,8 @@ after ``ActorPlugin.step``. One goal at a time:
   PENDING until feedback with its sequence shows the plugin switched to the goal's state
   (the thesis's mutex: until that confirmation no other command is taken); then ACTIVE.
 - When the plugin goes IDLE by itself for the goal: SUCCEEDED if its progress reached 1.0
-  (within 1e-9), else FAILED (an unknown animation is reported as IDLE with progress 0).
+  (within 1e-9), else FAILED (an unknown animation is reported as IDLE with progress 0);
+  the goal's ``failure`` is the reason the feedback gave.
 - ``cancel(goal)`` sends IDLE with the goal's sequence: CANCELING, then CANCELED when the
   IDLE feedback for that sequence arrives.
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from hri.errors import HriError
 from hri.geometry import Pose
 
-from .protocol import ActionMessage, ActorState, FeedbackMessage
+from .protocol import ActionMessage, ActorFailure, ActorState, FeedbackMessage
 
 PROGRESS_TOLERANCE = 1e-9
 FEEDBACK_TIMEOUT_S = 1.0  # simulated seconds a running goal may go without feedback
@@ -61,6 +62,7 @@ class Goal:
     progress: float = 0.0
     current_pose: Pose | None = None
     sim_time: float | None = None  # simulated time of the last feedback applied to it
+    failure: ActorFailure = ActorFailure.NONE  # why the plugin did not take it (FAILED)
     history: list[GoalStatus] = field(default_factory=list)
 
     @property
@@ -187,6 +189,7 @@ class ActorServer:
             elif goal.progress >= 1.0 - PROGRESS_TOLERANCE:
                 goal._set(GoalStatus.SUCCEEDED)
             else:
+                goal.failure = feedback.failure
                 goal._set(GoalStatus.FAILED)
         # SETUP or the other action state with this sequence: not a switch to this goal
 

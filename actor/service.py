@@ -15,9 +15,11 @@ cancel   ``{"goal"}``                                               true if a go
 
 ``status`` is ``pending`` (accepted, sent to the plugin) or ``rejected`` (another goal is
 still running; ``in_the_way`` is that goal's status, e.g. ``canceling``). The keep-last
-stream ``goal`` carries the newest goal, ``{"goal", "client", "status"}``, published
-before the trees tick when it changed. A cancel that overtakes its goal on the
-way (jitter) is remembered, and the goal is rejected when it arrives.
+stream ``goal`` carries the newest goal, ``{"goal", "client", "status"}`` and, when it
+failed, ``"reason"`` (an :class:`~hri.actor.protocol.ActorFailure` reason such as
+``unknown_animation``), published before the trees tick when it changed. A cancel that
+overtakes its goal on the way (jitter) is remembered, and the goal is rejected when it
+arrives. :meth:`ActorClient.why` tells the tree why a goal did not succeed.
 
 :class:`ActorClient` is the tree's side (the nodes of :mod:`hri.actor.nodes`).
 """
@@ -32,8 +34,9 @@ from typing import Any
 from hri.errors import HriError
 from hri.geometry import Pose
 from hri.net import Client, Future, Request, Service, Subscription
+from hri.net.errors import failure_reason
 
-from .protocol import ProtocolError
+from .protocol import ActorFailure, ProtocolError
 from .queues import QueueFullError
 from .server import ActorServer, Goal, GoalStatus
 
@@ -108,6 +111,8 @@ class ActorService:
         if goal is None or self._owner is None:
             return
         state = {"goal": self._owner[1], "client": self._owner[0], "status": goal.status.value}
+        if goal.status is GoalStatus.FAILED:
+            state["reason"] = goal.failure.reason
         if state != self._published:
             self._published = state
             self.service.publish(STREAM, state)
@@ -163,7 +168,32 @@ class ActorClient:
         return (handle.request.done and handle.request.value["status"] == GoalStatus.REJECTED.value
                 and handle.request.value["in_the_way"] == GoalStatus.CANCELING.value)
 
-    @staticmethod
-    def error(handle: GoalHandle) -> str | None:
-        """Why the request failed (the network's error), else None."""
-        return handle.request.error.message if handle.request.failed else None
+    def why(self, handle: GoalHandle, status: GoalStatus, name: str) -> dict[str, str]:
+        """Why the goal for the clip ``name`` ended with ``status``: ``{"reason", "error"}``
+        (a short name to count, and a sentence), or nothing when it succeeded."""
+        if handle.request.failed:
+            error = handle.request.error
+            return {"reason": failure_reason(error), "error": error.message}
+        if status is GoalStatus.REJECTED:
+            in_the_way = handle.request.value["in_the_way"]
+            return {"reason": "rejected", "error": "refused by the actor server: "
+                    + (f"another goal is {in_the_way}" if in_the_way else "cancelled before it arrived")}
+        if status is GoalStatus.CANCELED:
+            return {"reason": "cancelled", "error": "the actor server cancelled the goal"}
+        if status is GoalStatus.FAILED:
+            state = self._goals.latest() or {}
+            reason = str(state.get("reason", ActorFailure.NONE.reason)) if state.get("goal") == handle.goal \
+                else ActorFailure.NONE.reason
+            return {"reason": reason, "error": _FAILURE_TEXT.get(reason, "the actor plugin did not take it")
+                    .format(name=name)}
+        return {}
+
+
+# What each reason of the plugin means, for the failure's event.
+_FAILURE_TEXT = {
+    ActorFailure.UNKNOWN_ANIMATION.reason: "the actor plugin has no animation {name!r}",
+    ActorFailure.NOT_AN_ANIMATION.reason: "{name!r} is the walk cycle: walk with ActorMovement",
+    ActorFailure.INVALID_SPEED.reason: "the speed of {name!r} is not a positive number",
+    ActorFailure.NOT_WALK_CYCLE.reason: "the person walks with the 'walk' cycle only, got {name!r}",
+    ActorFailure.INVALID_STATE.reason: "the actor plugin was asked for a state that is no action",
+}

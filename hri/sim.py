@@ -180,6 +180,7 @@ class Simulation:
         failures are counted as they pass (the log may be on disk by the end)."""
         for t, event, fields in result.events:
             self.events.emit(t, event, **fields)
+            self.stats.count_failure(event, fields)
             if event == "person_action_finished":
                 self.stats.person_actions += 1
                 self.stats.person_actions_failed += fields.get("result") != "succeeded"

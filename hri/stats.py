@@ -2,7 +2,9 @@
 
 :class:`EventLog` keeps the run's events (``t`` in simulated seconds, ``event``, fields) in
 order; :class:`RunStats` accumulates the figures of ``interfaces.md`` ("Statistics of one
-run"). Both are written by :func:`write_run` atomically: a reader never sees half a file.
+run"), among them why the trees' actions failed (:meth:`RunStats.count_failure`, by the
+``reason`` of each failure's event). Both are written by :func:`write_run` atomically: a
+reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from hri.files import Spool, write_atomic
 
 ZONES = ("safe", "warning", "stop")
 ROBOT_MODES = ("full", "reduced", "stopped")
+# The failure events of the trees, and the statistic that counts their reasons.
+FAILURE_EVENTS = {"person_action_finished": "person_action_failures", "robot_move_finished": "robot_move_failures",
+                  "service_call_failed": "service_call_failures"}
 
 
 def _event_line(event: dict[str, Any]) -> str:
@@ -74,6 +79,10 @@ class RunStats:
     person_distance_m: float = 0.0
     person_actions: int = 0
     person_actions_failed: int = 0
+    # {reason: count} of failed person actions, robot moves and service calls
+    person_action_failures: dict[str, int] = field(default_factory=dict)
+    robot_move_failures: dict[str, int] = field(default_factory=dict)
+    service_call_failures: dict[str, int] = field(default_factory=dict)
     robot_failures: int = 0
     recoveries: int = 0
     messages_dropped: int = 0  # records and frames the simulation received and could not take
@@ -91,6 +100,16 @@ class RunStats:
         self.parts_good = sum(counts.placed_by_robot.get(s, 0) for s in config.get("good_surfaces", []))
         self.parts_bad = sum(counts.placed_by_robot.get(s, 0) for s in config.get("bad_surfaces", []))
         self.parts_shelved = sum(counts.put_by_person.get(s, 0) for s in config.get("storage_surfaces", []))
+
+    def count_failure(self, event: str, fields: dict[str, Any]) -> None:
+        """Count the reason of a tree's event if it tells of a failure (a finished action that
+        did not succeed, a failed service call)."""
+        counts = FAILURE_EVENTS.get(event)
+        if counts is None or fields.get("result") in ("succeeded", "success"):
+            return
+        reason = str(fields.get("reason") or "unspecified")
+        tally = getattr(self, counts)
+        tally[reason] = tally.get(reason, 0) + 1
 
     def as_dict(self) -> dict[str, Any]:
         rtf = self.sim_time_s / self.wall_time_s if self.wall_time_s > 0 else None
@@ -116,6 +135,9 @@ class RunStats:
             "person_distance_m": round(self.person_distance_m, 6),
             "person_actions": self.person_actions,
             "person_actions_failed": self.person_actions_failed,
+            "person_action_failures": _most_frequent(self.person_action_failures),
+            "robot_move_failures": _most_frequent(self.robot_move_failures),
+            "service_call_failures": _most_frequent(self.service_call_failures),
             "robot_failures": self.robot_failures,
             "recoveries": self.recoveries,
             "parts": self.parts,
@@ -125,6 +147,11 @@ class RunStats:
             "messages_dropped": self.messages_dropped,
             "complete": self.complete,
         }
+
+
+def _most_frequent(counts: dict[str, int]) -> dict[str, int]:
+    """``counts`` with the most frequent first (ties by name: the same order in every run)."""
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 WALL_CLOCK_KEYS = ("wall_time_s", "real_time_factor")
@@ -150,8 +177,8 @@ def format_table(stats: dict[str, Any]) -> str:
     """A human-readable summary of the statistics object."""
     rows = []
     for key, value in stats.items():
-        if isinstance(value, dict):
-            value = ", ".join(f"{k} {_fmt(v)}" for k, v in value.items())
+        if isinstance(value, dict):  # failure reasons come most frequent first
+            value = ", ".join(f"{k} {_fmt(v)}" for k, v in value.items()) or "none"
         rows.append((key, _fmt(value) if not isinstance(value, str) else value))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)

@@ -40,7 +40,7 @@ def validate_files(paths: list[Path], plugins: Sequence[str] = ()) -> list[HriEr
     problems: list[HriError] = []
     for path in paths:
         if not path.is_file():
-            problems.append(HriError("a folder, not a file" if path.is_dir() else "no such file", str(path)))
+            problems.append(HriError("a folder, not a file" if path.is_dir() else "file not found", str(path)))
         elif path.suffix.lower() == ".xml" or (path.suffix.lower() in (".yaml", ".yml") and _is_yaml_tree(path)):
             problems.extend(validate_tree(str(path), registry))
         elif path.suffix.lower() in (".yaml", ".yml") and _is_clip(path):
@@ -63,7 +63,7 @@ def is_warning(problem: HriError) -> bool:
 def validate_tree(path: str, registry: NodeRegistry, provided: Iterable[str] | None = None) -> list[HriError]:
     """Errors of the tree file ``path``; when there are none, warnings for entries read but
     never written (``provided``: the entries the scenario puts on the root blackboard)."""
-    from hri.bt.keys import root_trees, unwritten_reads
+    from hri.bt.keys import refused_literals, root_trees, unwritten_reads
     from hri.bt.xml_loader import load_document, validate_file
 
     errors = validate_file(path, registry)
@@ -72,7 +72,8 @@ def validate_tree(path: str, registry: NodeRegistry, provided: Iterable[str] | N
     root, trees, doc_errors = load_document(path)
     if doc_errors:
         return list(doc_errors)
-    return list(unwritten_reads(trees, root_trees(root, trees, path), registry, provided or ()))
+    roots = root_trees(root, trees, path)
+    return [*unwritten_reads(trees, roots, registry, provided or ()), *refused_literals(trees, roots, registry)]
 
 
 def _is_yaml_tree(path: Path) -> bool:

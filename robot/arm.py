@@ -181,6 +181,7 @@ class RobotArm:
         self._speed_capability = self.scene.speed_capability()
         self._joint_reach = self.scene.joint_reach.tolist()
         self._status = MotionStatus.IDLE
+        self.failure: str | None = None  # why the last command FAILED (robot.service names them)
         self.velocity_fraction: float = float(config.velocity_fraction)
         self._motion: JointMotion | None = None
         self._target: Pose | None = None
@@ -221,7 +222,7 @@ class RobotArm:
             seeds = [start, self.home, *self._ik_seeds]
             self._goal = self.scene.solve_ik(target, seeds, self.config.position_tolerance,
                                              self.config.orientation_tolerance)
-        self._plan_from(start)
+        self._plan_from(start, "unreachable")
 
     def move_to_joints(self, q: Any) -> None:
         """Plan to the joint values ``q`` (radians) and start moving (FAILED if they are not
@@ -229,18 +230,19 @@ class RobotArm:
         goal = np.asarray(q, dtype=float)
         self._target = None
         self._goal = goal if goal.shape == (6,) and self.scene.configuration_valid(goal) else None
-        self._plan_from(self._commanded_position())
+        self._plan_from(self._commanded_position(), "invalid_joints")
 
-    def _plan_from(self, start: np.ndarray) -> None:
+    def _plan_from(self, start: np.ndarray, no_goal: str) -> None:
+        """Plan from ``start`` to the goal; ``no_goal``: the failure when there is none."""
         if self._goal is None:
-            self._fail()
+            self._fail(no_goal)
             return
         rng = np.random.default_rng([self.config.seed, self._plans])
         self._plans += 1
         path = plan_joint_path(self.scene, start, self._goal, rng,
                                self.config.planner_settings)
         if path is None:
-            self._fail()
+            self._fail("no_path")
             return
         if self._motion is not None:
             self._motion.follow(path[1:])
@@ -248,6 +250,7 @@ class RobotArm:
             self._pending_path = path[1:]
         self._settle_time = 0.0
         self._status = MotionStatus.MOVING
+        self.failure = None
 
     def halt(self) -> None:
         """Controlled stop (STOPPING, then STOPPED at rest); the target is kept for resuming."""
@@ -272,8 +275,7 @@ class RobotArm:
         if self._status in (MotionStatus.MOVING, MotionStatus.STOPPING):
             progress = motion.update(self.velocity_fraction)
             if progress == Progress.ERROR:
-                motion.brake()
-                self._status = MotionStatus.FAILED
+                self._fail("trajectory_error")
             elif self._status == MotionStatus.STOPPING and progress in (Progress.STOPPED,
                                                                          Progress.ARRIVED):
                 self._status = MotionStatus.STOPPED
@@ -379,11 +381,13 @@ class RobotArm:
             self._status = MotionStatus.SUCCEEDED
         elif self._settle_time > self.config.settle_timeout:
             self._status = MotionStatus.FAILED
+            self.failure = "not_settled"
 
-    def _fail(self) -> None:
+    def _fail(self, failure: str) -> None:
         if self._motion is not None:
             self._motion.brake()
         self._status = MotionStatus.FAILED
+        self.failure = failure
 
     @property
     def command(self) -> tuple[list[float], list[float]] | None:

@@ -2,7 +2,8 @@
 
 They reach the arm through its motion service on the network (``ctx.services["robot"]``, a
 :class:`~hri.robot.service.RobotClient`): a velocity change takes effect on the motion in
-progress, and RobotMove learns only of the success or failure of the whole motion. A halted
+progress, and RobotMove learns only of the success or failure of the whole motion (a failure's
+``robot_move_finished`` event says why: ``reason`` and ``error``). A halted
 RobotMove brings the arm to a controlled stop; the arm keeps the target, so the next
 RobotMove to the same target resumes it. SetGripper asks the ``parts`` service.
 
@@ -47,9 +48,7 @@ class RobotMove(BTNode):
             self.ctx.events("robot_move_finished", node=self.name, result="succeeded")
             return Status.SUCCESS
         if status is MotionStatus.FAILED:
-            error = robot.error(self.move)
-            self.ctx.events("robot_move_finished", node=self.name, result="failed",
-                            **({"error": error} if error else {}))
+            self.ctx.events("robot_move_finished", node=self.name, result="failed", **robot.why(self.move))
             return Status.FAILURE
         return Status.RUNNING
 

@@ -19,7 +19,8 @@ INTERPOLATE
 
 Streams (keep-last, published before the trees tick when they changed): ``motion``, the
 current move ``{"move", "client", "status"}`` (status: a :class:`~hri.robot.arm.MotionStatus`
-value), and ``axis_angles``, the measured joint positions (only while someone subscribes).
+value; a failed move also has ``"reason"``, one of :data:`FAILURE_TEXT`), and
+``axis_angles``, the measured joint positions (only while someone subscribes).
 Moves are numbered by the client, so a tree can halt the move it started, and only that one.
 
 :class:`RobotClient` is the tree's side (the nodes of :mod:`hri.robot.nodes`).
@@ -35,6 +36,7 @@ from hri.errors import HriError
 from hri.geometry import Pose
 from hri.kinematics.service import AXIS_STREAM, kinematics_service
 from hri.net import Client, Future, Request, Service, Setpoint, Subscription
+from hri.net.errors import failure_reason
 
 from .motion import MotionStatus
 
@@ -45,6 +47,15 @@ SERVICE = "robot"  # the service's name is also its channel's: net.robot.latency
 IDENTIFIERS = ("lbr-iisy-1", "lbr-iisy", "industrial-robot", SERVICE)
 MOTION_STREAM = "motion"
 QUERY = {"all_of": ["robot"], "op": "move_to"}
+# Why the arm did not complete a move (RobotArm.failure), and what that means.
+FAILURE_TEXT = {
+    "unreachable": "no collision-free joint configuration reaches the target within the tolerances",
+    "invalid_joints": "the joint values are outside the limits or collide",
+    "no_path": "the planner found no collision-free path to the target",
+    "trajectory_error": "the trajectory generator rejected the motion",
+    "not_settled": "the arm did not come to rest at the target within settle_timeout",
+    "unspecified": "the arm gave no reason",
+}
 
 
 def _move_id(payload: Any) -> int:
@@ -104,6 +115,8 @@ class RobotService:
         """Send the motion state if it changed, and the joint positions to any subscriber."""
         client, move = self._owner if self._owner is not None else (None, None)
         state = {"move": move, "client": client, "status": self.arm.status.value}
+        if self.arm.status is MotionStatus.FAILED:
+            state["reason"] = self.arm.failure or "unspecified"
         if state != self._published:
             self._published = state
             self.service.publish(MOTION_STREAM, state)
@@ -153,6 +166,11 @@ class RobotClient:
         """Ask for the velocity fraction ``fraction`` (sent when it changes or was lost)."""
         self._velocity.set(float(fraction))
 
-    @staticmethod
-    def error(handle: MoveHandle) -> str | None:
-        return handle.request.error.message if handle.request.failed else None
+    def why(self, handle: MoveHandle) -> dict[str, str]:
+        """Why the failed move ``handle`` failed: ``{"reason", "error"}`` (a short name to
+        count, and a sentence)."""
+        if handle.request.failed:
+            return {"reason": failure_reason(handle.request.error), "error": handle.request.error.message}
+        state = self._motion.latest() or {}
+        reason = str(state.get("reason", "unspecified")) if state.get("move") == handle.move else "unspecified"
+        return {"reason": reason, "error": FAILURE_TEXT.get(reason, FAILURE_TEXT["unspecified"])}

@@ -17,7 +17,7 @@ import pytest
 
 from hri.actor import protocol
 from hri.actor.protocol import (ACTION_FORMAT, ACTION_SIZE, FEEDBACK_FORMAT, FEEDBACK_SIZE,
-                                ActionMessage, ActorState, FeedbackMessage)
+                                ActionMessage, ActorFailure, ActorState, FeedbackMessage)
 from hri.geometry import Pose
 
 HEADER = Path(protocol.__file__).with_name("actor_protocol.h")
@@ -25,7 +25,7 @@ HEADER = Path(protocol.__file__).with_name("actor_protocol.h")
 # field names in the order of the struct format's items (a repeat count like "3d" is one field)
 ACTION_FIELDS = ["magic", "version", "state", "sequence", "reserved", "animation_speed",
                  "target_position", "target_orientation", "animation_name"]
-FEEDBACK_FIELDS = ["magic", "version", "state", "sequence", "reserved", "sim_time", "progress",
+FEEDBACK_FIELDS = ["magic", "version", "state", "sequence", "failure", "reserved", "sim_time", "progress",
                    "current_position", "current_orientation"]
 
 PROGRAM = r"""
@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
         m.version = HRI_PROTOCOL_VERSION;
         m.state = HRI_ACTOR_ANIMATION;
         m.sequence = 4000000000u;
+        m.failure = HRI_FAILURE_NOT_WALK_CYCLE;
         m.sim_time = 12.5;
         m.progress = 0.375;
         set_pose(m.current_position, m.current_orientation);
@@ -79,6 +80,10 @@ int main(int argc, char **argv) {
     printf("define HRI_ANIMATION_NAME_SIZE %d\n", HRI_ANIMATION_NAME_SIZE);
     printf("enum SETUP %d\nenum IDLE %d\nenum MOVEMENT %d\nenum ANIMATION %d\n",
            HRI_ACTOR_SETUP, HRI_ACTOR_IDLE, HRI_ACTOR_MOVEMENT, HRI_ACTOR_ANIMATION);
+    printf("failure NONE %d\nfailure UNKNOWN_ANIMATION %d\nfailure NOT_AN_ANIMATION %d\n"
+           "failure INVALID_SPEED %d\nfailure NOT_WALK_CYCLE %d\nfailure INVALID_STATE %d\n",
+           HRI_FAILURE_NONE, HRI_FAILURE_UNKNOWN_ANIMATION, HRI_FAILURE_NOT_AN_ANIMATION,
+           HRI_FAILURE_INVALID_SPEED, HRI_FAILURE_NOT_WALK_CYCLE, HRI_FAILURE_INVALID_STATE);
     FIELD(hri_action_message, magic);
     FIELD(hri_action_message, version);
     FIELD(hri_action_message, state);
@@ -92,6 +97,7 @@ int main(int argc, char **argv) {
     FIELD(hri_feedback_message, version);
     FIELD(hri_feedback_message, state);
     FIELD(hri_feedback_message, sequence);
+    FIELD(hri_feedback_message, failure);
     FIELD(hri_feedback_message, reserved);
     FIELD(hri_feedback_message, sim_time);
     FIELD(hri_feedback_message, progress);
@@ -148,6 +154,7 @@ def test_sizes_offsets_and_constants_match(program):
     sizes = {words[1]: int(words[2]) for words in lines if words[0] == "size"}
     defines = {words[1]: int(words[2]) for words in lines if words[0] == "define"}
     enums = {words[1]: int(words[2]) for words in lines if words[0] == "enum"}
+    failures = {words[1]: int(words[2]) for words in lines if words[0] == "failure"}
     fields = {(words[0], words[1]): (int(words[2]), int(words[3]))
               for words in lines if words[0].startswith("hri_")}
 
@@ -159,6 +166,7 @@ def test_sizes_offsets_and_constants_match(program):
                        "HRI_PROTOCOL_VERSION": protocol.PROTOCOL_VERSION,
                        "HRI_ANIMATION_NAME_SIZE": protocol.ANIMATION_NAME_SIZE}
     assert enums == {state.name: state.value for state in ActorState}
+    assert failures == {failure.name: failure.value for failure in ActorFailure}
 
     for struct_name, fmt, names in (("hri_action_message", ACTION_FORMAT, ACTION_FIELDS),
                                     ("hri_feedback_message", FEEDBACK_FORMAT, FEEDBACK_FIELDS)):
@@ -185,7 +193,8 @@ def test_c_encoded_action_decodes_in_python(program):
 def test_c_encoded_feedback_decodes_in_python(program):
     data = _run(program, "feedback")
     assert len(data) == FEEDBACK_SIZE
-    expected = FeedbackMessage(ActorState.ANIMATION, 0.375, KNOWN_POSE, 4000000000, 12.5)
+    expected = FeedbackMessage(ActorState.ANIMATION, 0.375, KNOWN_POSE, 4000000000, 12.5,
+                               ActorFailure.NOT_WALK_CYCLE)
     assert FeedbackMessage.decode(data) == expected
     assert expected.encode() == data
 

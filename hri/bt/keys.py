@@ -14,6 +14,12 @@ SubTree sets it as a literal (``<SubTree ID="X" speed="0.5"/>`` sets ``speed`` i
 scope), or when it is in ``provided`` (entries of the root scope the caller puts there: the
 scenario's). An input port ``{key}`` whose entry is never written gives a warning; the order
 of reads and writes is not checked.
+
+A literal the tree itself writes (``SetBlackboard value="wave_hello" output_key="clip"``, a
+script's ``clip := 'wave_hello'``) is checked against every input port that reads its entry
+and checks its values (``check_value``: a clip name, a speed, a fraction): a value the port
+would refuse gives a warning at the write, naming the reader; the tree may still never let it
+reach the reader, so it is no error.
 """
 
 from __future__ import annotations
@@ -21,10 +27,11 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable
 
 from hri.bt.factory import NodeRegistry
-from hri.bt.ports import PortError, reference_key
+from hri.bt.ports import PortError, coerce, reference_key
 from hri.bt.tree_builder import CONDITION_ATTRIBUTES, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.errors import HriError
@@ -166,6 +173,87 @@ def unwritten_reads(trees: dict[str, Element], roots: Iterable[str], registry: N
             warnings.setdefault(where, TreeWarning(
                 f"blackboard entry {read.key!r} is read but never written (it must come from the scenario)",
                 read.element.file, read.element.line))
+    return sorted(warnings.values(), key=lambda w: (w.file or "", w.line or 0, w.message))
+
+
+# A statement of a script that assigns one literal: name := 'text', name = 2.5, name := true
+_LITERAL_ASSIGNMENT = re.compile(
+    r"(?:^|;)\s*(@?[A-Za-z_]\w*)\s*:?=\s*('[^']*'|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false)\s*(?=;|$)")
+
+
+def literal_writes(element: Element, node_id: str) -> list[tuple[str, str]]:
+    """(key, literal text) of the values the element writes as literals: SetBlackboard's
+    ``value`` (not a reference) and scripts' assignments of a single literal."""
+    writes = []
+    if node_id == "SetBlackboard":
+        key_text, value = element.attrib.get("output_key", ""), element.attrib.get("value")
+        try:
+            key = reference_key(key_text, "output_key") or key_text.strip()
+            literal = value is not None and reference_key(value, "value") is None
+        except PortError:
+            return []
+        if key and literal:
+            writes.append((key, value))
+    scripts = [text for attr, text in element.attrib.items() if attr in CONDITION_ATTRIBUTES]
+    if node_id == "Script":
+        scripts.append(element.attrib.get("code", ""))
+    for code in scripts:
+        for key, literal in _LITERAL_ASSIGNMENT.findall(code):
+            writes.append((key, literal[1:-1] if literal.startswith("'") else literal))
+    return writes
+
+
+class _LiteralWalker(_Walker):
+    """The walker, also recording the literals written: (entry, text, element)."""
+
+    def __init__(self, trees: dict[str, Element], registry: NodeRegistry):
+        super().__init__(trees, registry)
+        self.literals: list[tuple[tuple[int, str], str, Element]] = []
+
+    def walk(self, element: Element, scope: _Scope, stack: tuple[str, ...], depth: int) -> None:
+        if element.tag != "SubTree" and depth <= MAX_DEPTH:
+            node_id = element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_TAGS else element.tag
+            self.literals.extend((scope.resolve(key), text, element) for key, text in literal_writes(element, node_id))
+        super().walk(element, scope, stack, depth)
+
+
+def _refusal(read: _Read, text: str, registry: NodeRegistry) -> tuple[str, str] | None:
+    """(port, message) when a port of the reading node that reads ``read.key`` refuses ``text``."""
+    element = read.element
+    node_id = element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_TAGS else element.tag
+    cls = registry.get(node_id).cls if node_id in registry else None
+    check = getattr(cls, "check_value", None)
+    for attr, value in element.attrib.items() if check is not None else ():
+        port = cls.port(attr)
+        try:
+            if port is None or port.direction == "out" or reference_key(value, attr) != read.key:
+                continue
+            message = check(attr, coerce(text, port.type))
+        except (PortError, ValueError) as err:
+            message = str(err)
+        if message:
+            return attr, message.removeprefix(f"port '{attr}': ")
+    return None
+
+
+def refused_literals(trees: dict[str, Element], roots: Iterable[str], registry: NodeRegistry) -> list[TreeWarning]:
+    """Warnings for literals the trees ``roots`` write to an entry that a port refuses to read
+    (an unknown clip name, a speed out of range); one per (file, line, message)."""
+    warnings: dict[tuple[str, int, str], TreeWarning] = {}
+    for tree_id in roots:
+        walker = _LiteralWalker(trees, registry)
+        walker.walk_tree(tree_id, walker.new_scope(), ())
+        for entry, text, writer in walker.literals:
+            for read in (r for r in walker.reads if r.entry == entry):
+                refused = _refusal(read, text, registry)
+                if refused is None:
+                    continue
+                reader = read.element.attrib.get("ID", read.element.tag) if read.element.tag in EXPLICIT_TAGS \
+                    else read.element.tag
+                message = (f"{text!r} written to {entry[1]!r} here is read by {reader} port '{refused[0]}' "
+                           f"({Path(read.element.file or '').name}:{read.element.line}): {refused[1]}")
+                warnings.setdefault((writer.file or "", writer.line or 0, message),
+                                    TreeWarning(message, writer.file, writer.line))
     return sorted(warnings.values(), key=lambda w: (w.file or "", w.line or 0, w.message))
 
 

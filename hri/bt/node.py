@@ -33,6 +33,7 @@ from hri.bt.context import TreeContext
 from hri.bt.node_status import SKIPPED, TickResult
 from hri.bt.ports import PortError, PortsMixin
 from hri.errors import HriError
+from hri.net.errors import failure_reason
 
 if TYPE_CHECKING:
     from hri.bt.scripting import Script
@@ -219,7 +220,8 @@ class ServiceCallNode(BTNode):
     The request goes out on the first tick (:meth:`request`), the node is RUNNING until the
     answer arrives, then :meth:`result` turns it into SUCCESS or FAILURE. A request that
     failed (lost, not answered in time, refused, a full queue) is FAILURE and a
-    ``service_call_failed`` event; a halted node gives up its request (a late answer is dropped).
+    ``service_call_failed`` event with its ``reason`` (:func:`hri.net.errors.failure_reason`)
+    and ``error``; a halted node gives up its request (a late answer is dropped).
     """
 
     _future: "Future | None" = None
@@ -239,7 +241,8 @@ class ServiceCallNode(BTNode):
         if self._future.pending:
             return _RUNNING
         if self._future.failed:
-            self.ctx.events("service_call_failed", node=self.name, error=self._future.error.message)
+            error = self._future.error
+            self.ctx.events("service_call_failed", node=self.name, reason=failure_reason(error), error=error.message)
             return _FAILURE
         return self.result(self._future.value)
 

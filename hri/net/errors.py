@@ -48,6 +48,20 @@ _BY_NAME: dict[str, type[NetError]] = {
                                   CallTimeout, Cancelled, RemoteError)}
 
 
+# The reason a failed call gives in a tree's events and the run's statistics, by error class:
+# a short name to count (the error's message says the rest).
+_REASONS: dict[type[NetError], str] = {
+    CallTimeout: "timeout", QueueFull: "queue_full", DiscoveryError: "no_service",
+    Cancelled: "cancelled", CodecError: "corrupt_message"}
+
+
+def failure_reason(error: BaseException) -> str:
+    """Why a call failed, as a short name: ``timeout`` (the request or its answer was lost, or
+    came too late), ``queue_full``, ``no_service``, ``cancelled``, ``corrupt_message``, or
+    ``refused`` (the service answered with an error)."""
+    return next((reason for cls, reason in _REASONS.items() if isinstance(error, cls)), "refused")
+
+
 def error_to_wire(error: BaseException) -> dict[str, str]:
     """The payload of an ERROR reply for ``error``."""
     name = type(error).__name__ if type(error).__name__ in _BY_NAME else "RemoteError"
