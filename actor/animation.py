@@ -47,12 +47,13 @@ from pathlib import Path
 
 import numpy as np
 import pybullet_data
-import yaml
 from defusedxml import ElementTree
 
 from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, BodyPose, PoseTable, blend
 from hri.actor.quaternions import (Q_IDENTITY, Q_MODEL_TO_WORLD, model_to_person, person_euler, person_to_model,
                                    qaxis, qconj, qmatrix, qmul, qslerp, qyaw, smoothstep)
+from hri.errors import HriError
+from hri.yaml_values import load as load_yaml
 
 SCALE = 0.25
 URDF_PATH = "humanoid/humanoid.urdf"
@@ -344,7 +345,7 @@ class KeyframeClip(Clip):
         from hri.actor.clip_check import check_clip
 
         check_clip(text, str(path))  # HriError FILE:LINE: message, before anything is built
-        data = yaml.safe_load(text)
+        data = load_yaml(text, str(path), aliases=False)
         name = str(data.get("name", Path(path).stem))
         keyframes = [Keyframe(float(k["time"]), _pose_from_yaml(k, f"{path}: t={k.get('time')}"))
                      for k in data["keyframes"]]
@@ -429,8 +430,8 @@ def clip_names() -> frozenset[str]:
     with importlib.resources.as_file(default_clips_dir()) as folder:
         for entry in Path(folder).glob("*.yaml"):
             try:
-                data = yaml.safe_load(entry.read_text())
-            except (OSError, yaml.YAMLError):
+                data = load_yaml(entry.read_bytes(), str(entry), aliases=False)
+            except (OSError, HriError):
                 data = None  # loading the library reports it
             name = data.get("name") if isinstance(data, dict) else None
             names.add(str(name) if name else entry.stem)

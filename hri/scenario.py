@@ -20,7 +20,7 @@ from shapely.validation import explain_validity
 
 from hri.errors import HriError
 from hri.geometry import Area, Pose, yaw_quaternion
-from hri.yaml_values import YAML_VALUE_ERRORS, check_collections, scalar_value, yaml_problem
+from hri.yaml_values import check_collections, compose, load_value, scalar_value
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -71,7 +71,10 @@ def resolve_scenario_path(name_or_path: str) -> Path:
     if name_or_path in PRESETS or ("/" not in name_or_path and not name_or_path.endswith((".yaml", ".yml"))):
         path = preset_path(name_or_path)
         if not path.is_file():
-            raise HriError(f"unknown scenario '{name_or_path}' (presets: {', '.join(PRESETS)}, or a path to a .yaml file)")
+            close = difflib.get_close_matches(name_or_path, PRESETS, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise HriError(f"unknown scenario '{name_or_path}' ({hint}presets: {', '.join(PRESETS)}, "
+                           "or a path to a .yaml file)")
         return path
     path = Path(name_or_path)
     if not path.is_file():
@@ -89,11 +92,7 @@ def _load_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
 
 def _read_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
     lines: dict[str, int] = {}
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        raise HriError(f"malformed YAML: {yaml_problem(err)}", file, mark.line + 1 if mark else None) from None
+    node = compose(text, file)  # aliases within their bound: build() below expands them
     if node is None or not isinstance(node, yaml.MappingNode):
         raise HriError("a scenario must be a YAML mapping", file, 1)
     check_collections(node, file)
@@ -221,20 +220,31 @@ def apply_override(data: dict, assignment: str, lines: dict[str, int] | None = N
         raise HriError(f"--set {assignment}: expected KEY=VALUE")
     key, raw = assignment.split("=", 1)
     parts = key.strip().split(".")
-    try:
-        value = yaml.safe_load(raw)
-    except YAML_VALUE_ERRORS:
-        raise HriError(f"--set {key}: cannot parse value '{raw}'") from None
+    value = load_value(raw, f"--set {key}")
     node = data
     for i, part in enumerate(parts):
         known = isinstance(node, dict) and (part in node or _schema_knows(parts[: i + 1]))
         if not known:
-            raise HriError(f"--set {key}: unknown key '{'.'.join(parts[: i + 1])}'")
+            hint = _key_hint(part, node, parts[:i])
+            raise HriError(f"--set {key}: unknown key '{'.'.join(parts[: i + 1])}'{hint}")
         if i == len(parts) - 1:
             node[part] = value
         else:
             node = node.setdefault(part, {})  # an optional section the file leaves out
     return ".".join(parts)
+
+
+def _key_hint(part: str, node: Any, parents: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for an unknown key: the closest of the keys the scenario has
+    there and those the schema allows; empty when none is close."""
+    names = set(node) if isinstance(node, dict) else set()
+    schema: Any = _SCHEMA
+    for parent in parents:
+        schema = schema.get(parent, {}) if isinstance(schema, dict) else {}
+    if isinstance(schema, dict):
+        names |= set(schema)
+    close = difflib.get_close_matches(part, sorted(str(name) for name in names), n=1)
+    return f" (did you mean '{'.'.join([*parents, close[0]])}'?)" if close else ""
 
 
 def _schema_knows(parts: list[str]) -> bool:

@@ -22,7 +22,7 @@ quoted (``"{key}"``), as YAML reads ``{key}`` as a mapping.
 :func:`parse_yaml` turns a file into the :class:`~hri.bt.tree_files.Element` tree the XML
 parser produces (with lines), so the loader builds both formats alike; :func:`dump_yaml`
 writes such an element tree (e.g. parsed from XML) as YAML text. Only PyYAML's safe
-composer is used; anchors and aliases are refused (no alias bombs).
+composer is used (:mod:`hri.yaml_values`); anchors and aliases are refused (no alias bombs).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from hri.bt.tree_files import Element
 from hri.errors import HriError
+from hri.yaml_values import compose as compose_yaml
+from hri.yaml_values import decode
 
 TOP_LEVEL_KEYS = ("BTCPP_format", "main_tree_to_execute", "include", "trees")
 CHILDREN = "children"
@@ -49,7 +51,6 @@ MAX_NESTING = 200
 
 _NULL_TAG = "tag:yaml.org,2002:null"
 _SHAPE = "`NodeID: {attributes}` or a bare node ID"
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _KEEP = re.compile("[\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _TREE_KEY = re.compile(r"^BTCPP_format[ \t]*:", re.MULTILINE)
@@ -60,69 +61,11 @@ _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _UNPRINTABLE = yaml.reader.Reader.NON_PRINTABLE
 
 
-class _Refused(Exception):
-    def __init__(self, message: str, mark: yaml.Mark):
-        super().__init__(message)
-        self.message = message
-        self.mark = mark
-
-
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe composer, refusing aliases and deep nesting."""
-
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Node | None, index: object) -> Node:
-        if self.check_event(yaml.AliasEvent):
-            raise _Refused("anchors and aliases are not supported", self.peek_event().start_mark)
-        if self._depth >= MAX_NESTING:
-            raise _Refused(f"nested deeper than {MAX_NESTING} levels", self.peek_event().start_mark)
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-def _decode(data: bytes | str, file: str) -> str:
-    if isinstance(data, str):
-        return data
-    try:
-        if data.startswith(_UTF16_BOMS):
-            return data.decode("utf-16")
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[:err.start].count(b"\n") + 1
-        raise HriError("malformed YAML: not UTF-8 text", file, line) from None
-
-
 def compose(data: bytes | str, file: str) -> Node | None:
-    """The YAML node graph of ``data`` (None when empty); HriError ``malformed YAML`` else."""
-    text = _decode(data, file)
-    loader: _Loader | None = None
-    try:
-        loader = _Loader(text)  # checks the characters already
-        return loader.get_single_node()
-    except _Refused as err:
-        raise HriError(err.message, file, err.mark.line + 1) from None
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        detail = err.problem or err.context or "syntax error"
-        if err.problem and err.context:
-            detail = f"{err.problem} ({err.context})"
-        raise HriError(f"malformed YAML: {detail}", file, mark.line + 1 if mark else 1) from None
-    except yaml.reader.ReaderError as err:
-        line = text[:err.position].count("\n") + 1 if isinstance(err.position, int) else 1
-        raise HriError(f"malformed YAML: {err.reason} (character #x{err.character:04X})", file, line) from None
-    except RecursionError:
-        raise HriError("malformed YAML: nested too deeply", file, 1) from None
-    except Exception as err:  # noqa: BLE001 - hostile input must never give a traceback
-        raise HriError(f"malformed YAML: {err}", file, 1) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    """The YAML node graph of ``data`` (None when empty); HriError ``FILE:LINE: message`` else:
+    the one composer of :mod:`hri.yaml_values`, refusing anchors and aliases (a tree has no use
+    for them) and nesting deeper than :data:`MAX_NESTING`."""
+    return compose_yaml(data, file, aliases=False, max_depth=MAX_NESTING)
 
 
 def _line(node: Node) -> int:
@@ -401,7 +344,7 @@ def parse_yaml(data: bytes | str, file: str, *, comments: bool = False) -> Eleme
     ``comments``, the YAML comments are placed on the elements as the XML holds comments
     (:func:`_attach_comments`).
     """
-    text = _decode(data, file)
+    text = decode(data, file)
     parser = _Parser(file)
     try:
         root = parser.document(compose(text, file))
