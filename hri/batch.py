@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-import yaml
 
 from hri.errors import HriError
 from hri.files import hidden_file, is_alive, output_folder, write_atomic
-from hri.yaml_values import YAML_VALUE_ERRORS
+from hri.yaml_values import load_value
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"
@@ -65,16 +64,13 @@ def parse_sweep(assignments: list[str]) -> dict[str, list[str]]:
             raise HriError(f"--set {key}: given twice (list all its values in one --set)")
         values = [v.strip() for v in split_top_level(raw)]
         for value in values:
-            try:
-                yaml.safe_load(value)
-            except YAML_VALUE_ERRORS:
-                raise HriError(f"--set {key}: cannot parse value '{value}'") from None
+            load_value(value, f"--set {key}")  # HriError naming the option
         sweep[key] = values
     return sweep
 
 
 def _yaml(value: str) -> Any:
-    return json.loads(json.dumps(yaml.safe_load(value), default=str))  # JSON-safe (dates -> text)
+    return json.loads(json.dumps(load_value(value, "--set"), default=str))  # JSON-safe (dates -> text)
 
 
 def make_configs(sweep: dict[str, list[str]]) -> list[dict[str, Any]]:
@@ -138,10 +134,13 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     status, error, sim_time = "ok", None, 0.0
     try:
+        from hri.run_dir import RunRecord, keep_inputs
         from hri.scenario import load_scenario
         from hri.sim import run_scenario
 
         scenario = load_scenario(task["scenario"], task["assignments"])
+        keep_inputs(tmp, scenario, RunRecord(task["scenario"], task["seed"], float(task["duration_s"]),
+                                             list(task["assignments"])))
         stats = run_scenario(scenario, task["duration_s"], seed=task["seed"], out_dir=tmp)
         sim_time = float(stats.get("sim_time_s") or 0.0)
     except Exception as err:  # noqa: BLE001 - a crashing run is data, not the end of the batch

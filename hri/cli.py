@@ -1,6 +1,6 @@
-"""The ``hri`` command line: ``run``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``.
+"""The ``hri`` command line: ``run``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``, ``list``.
 
-See ``interfaces.md`` and ``docs/trees.md`` ("Authoring tools").
+See the README and ``docs/trees.md`` ("Authoring tools").
 
 Every mistake a user can make ends in one line on stderr and a non-zero exit, never a
 traceback: :class:`hri.errors.HriError` carries the ``FILE:LINE: message``.
@@ -12,9 +12,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hri.bench import add_bench_parser, bench_command
 from hri.errors import HriError, SafetyViolation
+
+if TYPE_CHECKING:
+    from hri.run_dir import RunRecord
+    from hri.scenario import Scenario
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,12 +30,14 @@ class _Parser(argparse.ArgumentParser):
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hri", description="Behaviour-tree human-robot interaction simulator.")
+    parser.add_argument("--version", action="version", version=f"hri {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="run one simulation of a scenario")
-    run.add_argument("scenario", help="preset name (coexistence) or path to a scenario .yaml")
+    run.add_argument("scenario", nargs="?",
+                     help="preset name (coexistence) or path to a scenario .yaml (none with --from)")
     run.add_argument("--duration", type=float, help="simulated seconds (default: the scenario's)")
-    run.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
+    run.add_argument("--seed", type=int, help="seed of all randomness (default 0)")
     run.add_argument("--gui", action="store_true", help="open PyBullet's 3D window")
     run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
     run.add_argument("--fault", dest="faults", action="append", default=[], metavar="KIND@SECONDS",
@@ -40,7 +47,11 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--split", action="store_true",
                      help="run each tree in a process of its own (same results; docs/network.md)")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
-    run.add_argument("--out", type=Path, help="write stats.json and events.jsonl into this folder")
+    run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
+                     "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
+    run.add_argument("--from", dest="from_run", type=Path, metavar="RUN_DIR",
+                     help="run again exactly the run kept in RUN_DIR (a --out folder or a batch run); "
+                          "with --out, the new run goes there")
     run.add_argument("--record", type=Path, metavar="VIDEO",
                      help="record a video of the run, headless (.mp4 or .gif; docs/visualisation.md)")
     run.add_argument("--record-fps", type=float, default=15.0, metavar="FPS",
@@ -67,7 +78,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     plugin_help = "a node module (name or .py path) registering extra nodes (repeatable)"
     validate = sub.add_parser("validate", help="check tree and scenario files")
-    validate.add_argument("files", nargs="+", type=Path)
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                          help="a tree (.xml, .yaml), a scenario (.yaml) or an animation clip (.yaml)")
     validate.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                           help=plugin_help)
 
@@ -104,6 +116,9 @@ def _build_parser() -> argparse.ArgumentParser:
     render.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                         help=plugin_help)
 
+    listing = sub.add_parser("list", help="what exists: the preset scenarios, the animation clips, the node types")
+    listing.add_argument("what", choices=("scenarios", "clips", "nodes"), help="what to list")
+
     stats = sub.add_parser("stats", help="statistics of a run directory or a batch directory")
     stats.add_argument("dir", type=Path, help="a run's --out folder or a batch folder")
     stats.add_argument("--plots", action="store_true", help="also write PNG figures into DIR/plots/")
@@ -113,6 +128,22 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hri")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from hri.listing import LISTERS
+
+    print(LISTERS[args.what](), end="")
+    return 0
+
+
 def _cmd_stats(args: argparse.Namespace) -> int:
     from hri.report import stats_command
 
@@ -120,11 +151,15 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
+def _run_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
+    """The scenario of ``hri run`` and how it runs: from the arguments, or kept by ``--from``."""
+    from hri.run_dir import RunRecord
     from hri.scenario import load_scenario
-    from hri.sim import run_scenario
-    from hri.stats import format_table
 
+    if args.from_run is not None:
+        return _rerun_inputs(args)
+    if args.scenario is None:
+        raise HriError("run: give a scenario (a preset name or a .yaml path) or --from RUN_DIR")
     scenario = load_scenario(args.scenario, args.overrides)
     if args.faults:
         from hri.faults import Fault
@@ -135,8 +170,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
     duration = args.duration if args.duration is not None else scenario.sim("duration_s")
     if duration <= 0:
         raise HriError(f"--duration: must be positive, got {duration}")
-    if args.seed < 0:
-        raise HriError(f"--seed: must not be negative, got {args.seed}")
+    seed = 0 if args.seed is None else args.seed
+    if seed < 0:
+        raise HriError(f"--seed: must not be negative, got {seed}")
+    return scenario, RunRecord(args.scenario, seed, float(duration), list(args.overrides), list(args.faults),
+                               args.strict)
+
+
+def _rerun_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
+    """``--from RUN_DIR``: its kept scenario, seed and duration; nothing that would change them."""
+    from dataclasses import replace
+
+    from hri.run_dir import load_kept_run
+
+    changes = (("a scenario", args.scenario is not None), ("--set", args.overrides), ("--fault", args.faults),
+               ("--seed", args.seed is not None), ("--duration", args.duration is not None))
+    for what, given in changes:
+        if given:
+            raise HriError(f"--from: runs the kept run as it was, so not with {what} (edit a copy of "
+                           f"{args.from_run / 'scenario.yaml'} and run that instead)")
+    if args.out is not None and args.out.resolve() == args.from_run.resolve():
+        raise HriError(f"--out {args.out}: is the run directory of --from; the new run goes into another folder")
+    kept = load_kept_run(args.from_run)
+    return kept.scenario, replace(kept.record, strict=kept.record.strict or args.strict,
+                                  rerun_of=str(args.from_run.resolve()))
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from hri.sim import run_scenario
+    from hri.stats import format_table
+
+    scenario, record = _run_inputs(args)
+    duration = record.duration_s
     observers = []
     if args.record is not None:
         from hri.record import Recorder, parse_size
@@ -147,11 +212,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         observers.append(TreeView())
     if args.out is not None:
+        from hri.faults import check_split, parse_faults
         from hri.files import check_output_folder
+        from hri.run_dir import keep_inputs
 
         check_output_folder(args.out, "--out")
-    stats = run_scenario(scenario, duration, seed=args.seed, gui=args.gui, realtime=args.realtime,
-                         out_dir=args.out, observers=observers, split=args.split, strict=args.strict)
+        check_split(parse_faults(scenario.data.get("faults")), args.split)  # refused before anything is written
+        keep_inputs(args.out, scenario, record)  # before the run: a failed run says what ran too
+    stats = run_scenario(scenario, duration, seed=record.seed, gui=args.gui, realtime=args.realtime,
+                         out_dir=args.out, observers=observers, split=args.split, strict=record.strict)
     if args.json:
         print(json.dumps(stats))
     else:
@@ -179,7 +248,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     problems = validate_files(args.files, args.plugins)
     for problem in problems:
         print(problem, file=sys.stderr)
-    return 1 if any(not is_warning(p) for p in problems) else 0
+    if any(not is_warning(p) for p in problems):
+        return 1
+    files = len(args.files)
+    warned = f" ({len(problems)} warning{'s' if len(problems) != 1 else ''})" if problems else ""
+    print(f"{files} file{'s' if files != 1 else ''} OK{warned}")
+    return 0
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
@@ -224,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import_pybullet_quietly()  # keeps stdout clean for --json
     handlers = {"run": _cmd_run, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
-                "render": _cmd_render, "stats": _cmd_stats, "bench": bench_command}
+                "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command}
     try:
         code = handlers[args.command](args)
     except SafetyViolation as err:

@@ -90,13 +90,18 @@ def random_fault(seed: int, duration_s: float, split: bool = False) -> Fault:
     return Fault(kind, round(float(rng.uniform(0.0, 0.9 * duration_s)), 3), ("person", "robot")[int(rng.integers(2))])
 
 
+def check_split(faults: list[Fault], split: bool) -> None:
+    """HriError when a fault needs the trees in processes of their own and the run has not."""
+    for fault in faults:
+        if fault.kind in SPLIT_ONLY and not split:
+            raise HriError(f"fault {fault.kind}: needs the trees in processes of their own (--split)")
+
+
 class FaultInjector:
     """Applies a run's faults when their time comes (called at the start of every step)."""
 
     def __init__(self, faults: list[Fault], split: bool) -> None:
-        for fault in faults:
-            if fault.kind in SPLIT_ONLY and not split:
-                raise HriError(f"fault {fault.kind}: needs the trees in processes of their own (--split)")
+        check_split(faults, split)
         self.pending = sorted(faults, key=lambda f: f.at_s)
         self.applied: list[Fault] = []
 

@@ -33,6 +33,7 @@ from hri.geometry import furniture_footprint  # noqa: E402
 
 if TYPE_CHECKING:
     from hri.report import Batch, RunDir
+    from hri.scenario import Scenario
 
 ZONE_COLORS = {"safe": "#4caf50", "warning": "#ff9800", "stop": "#e53935"}
 ZONE_ORDER = ("safe", "warning", "stop")
@@ -66,16 +67,34 @@ def load_layout(name: str | None, overrides: dict[str, Any] | None = None) -> di
     sets = [f"{k}={json.dumps(v)}" for k, v in (overrides or {}).items()]
     for attempt in (sets, []):
         try:
-            scenario = load_scenario(str(name), attempt)
-            return {"room": [float(v) for v in scenario.data["room"]["size"]],
-                    "zones": {n: list(a.points) for n, a in scenario.zones.items()},
-                    "furniture": scenario.data.get("furniture") or {},
-                    "robot_base": scenario.data["robot"]["base"]["position"][:2],
-                    "person_start": scenario.data["person"]["start"]["position"][:2]}
+            return layout_of(load_scenario(str(name), attempt))
         except (HriError, KeyError, ValueError):
             continue
     print(f"hri stats: scenario '{name}' not found: floor plots without zones and furniture", file=sys.stderr)
     return None
+
+
+def layout_of(scenario: "Scenario") -> dict[str, Any]:
+    """The room, zones, furniture, robot base and person's start of a scenario."""
+    return {"room": [float(v) for v in scenario.data["room"]["size"]],
+            "zones": {n: list(a.points) for n, a in scenario.zones.items()},
+            "furniture": scenario.data.get("furniture") or {},
+            "robot_base": scenario.data["robot"]["base"]["position"][:2],
+            "person_start": scenario.data["person"]["start"]["position"][:2]}
+
+
+def run_layout(path: Path, name: str | None, overrides: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The floor plan of the run in ``path``: from the scenario the run kept (``scenario.yaml``,
+    :mod:`hri.run_dir`), which holds its overrides and needs nothing else; a folder written
+    before runs kept theirs is looked up by the scenario's name."""
+    from hri.run_dir import kept_scenario
+
+    try:
+        scenario = kept_scenario(path)
+    except HriError as err:
+        print(f"hri stats: {err}: floor plots without zones and furniture", file=sys.stderr)
+        return None
+    return layout_of(scenario) if scenario is not None else load_layout(name, overrides)
 
 
 def _footprint(spec: dict[str, Any]) -> np.ndarray:
@@ -113,15 +132,25 @@ def _by_config(batch: "Batch", metric: str) -> list[list[float]]:
     return [[v for r in batch.ok_runs(c) if (v := r.value(metric)) is not None] for c in batch.config_ids]
 
 
+def _config_names(batch: "Batch") -> list[str]:
+    """The configurations named by their settings (``reduced_velocity=0.1``), in order."""
+    from hri.report import config_labels
+
+    labels = config_labels(batch)
+    return [labels[c] for c in batch.config_ids]
+
+
 def zone_time_figure(batch: "Batch") -> Figure:
     """Box plots of the time in each zone, one box per configuration (one axes per zone)."""
     fig = Figure(figsize=(10, 4), layout="constrained")
     axes = fig.subplots(1, len(ZONE_ORDER), squeeze=False)[0]
-    ids = batch.config_ids
+    names = _config_names(batch)
     for ax, zone in zip(axes, ZONE_ORDER):
         data = _by_config(batch, f"zone_time_s.{zone}")
-        ax.boxplot([d if d else [np.nan] for d in data], tick_labels=ids, patch_artist=True,
+        ax.boxplot([d if d else [np.nan] for d in data], tick_labels=names, patch_artist=True,
                    boxprops={"facecolor": ZONE_COLORS[zone], "alpha": 0.5})
+        if sum(map(len, names)) > 24:  # settings as names are long: slant them so they do not overlap
+            ax.tick_params(axis="x", labelrotation=30)
         ax.set_title(f"time in the {zone} zone")
         ax.set_ylabel("s")
         ax.set_xlabel("configuration")
@@ -136,7 +165,7 @@ def separation_figure(batch: "Batch") -> Figure:
     data = _by_config(batch, "min_separation_m")
     flat = [v for d in data for v in d]
     bins = np.histogram_bin_edges(flat, bins=min(20, max(5, len(flat)))) if flat else 10
-    ax.hist([d for d in data], bins=bins, stacked=True, label=batch.config_ids)
+    ax.hist([d for d in data], bins=bins, stacked=True, label=_config_names(batch))
     ax.set_xlabel("minimum separation of a run (m)")
     ax.set_ylabel("runs")
     ax.set_title("minimum separation between person and robot")
@@ -151,12 +180,12 @@ def throughput_figure(batch: "Batch") -> Figure:
     colors = matplotlib.colormaps["tab10"]
     for ax, metric, label in ((axes[0], "robot_time_s.stopped", "robot stopped (s)"),
                               (axes[1], "protective_stops", "protective stops")):
-        for i, cid in enumerate(batch.config_ids):
+        for i, (cid, name) in enumerate(zip(batch.config_ids, _config_names(batch))):
             pts = [(r.value(metric), r.value("robot_cycles")) for r in batch.ok_runs(cid)]
             pts = [p for p in pts if None not in p]
             if pts:
                 x, y = zip(*pts)
-                ax.scatter(x, y, color=colors(i % 10), label=cid, alpha=0.8, edgecolor="black")
+                ax.scatter(x, y, color=colors(i % 10), label=name, alpha=0.8, edgecolor="black")
         ax.set_xlabel(label)
         ax.set_ylabel("robot cycles")
         ax.grid(alpha=0.3)
@@ -281,7 +310,11 @@ def run_separation_figure(traj: dict[str, np.ndarray]) -> Figure:
 
 def batch_figures(batch: "Batch") -> dict[str, Figure]:
     """The four batch figures by file name."""
-    layout = load_layout(batch.meta.get("scenario"))
+    from hri.run_dir import SCENARIO
+
+    # one floor plan for all configurations: the first run's (a sweep of zones draws that run's)
+    kept = next((r.path for r in batch.ok_runs() if (r.path / SCENARIO).is_file()), None)
+    layout = run_layout(kept, None) if kept is not None else load_layout(batch.meta.get("scenario"))
     return {"zone_times.png": zone_time_figure(batch), "min_separation.png": separation_figure(batch),
             "throughput_safety.png": throughput_figure(batch), "heatmap.png": heatmap_figure(batch, layout)}
 
@@ -292,7 +325,7 @@ def run_figures(run: "RunDir") -> dict[str, Figure]:
     if not path.is_file():
         raise HriError(f"{path}: missing (needed for --plots)")
     traj = read_trajectory(path)
-    layout = load_layout(run.stats.get("scenario"), run.overrides)
+    layout = run_layout(run.path, run.stats.get("scenario"), run.overrides)
     return {"layout.png": run_layout_figure(layout), "path.png": run_path_figure(traj, layout),
             "velocity.png": run_velocity_figure(traj), "separation.png": run_separation_figure(traj)}
 
