@@ -110,10 +110,11 @@ def batch_dir(tmp_path_factory: pytest.TempPathFactory, run_dir: Path) -> Path:
 def test_batch_table(batch_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["stats", str(batch_dir)]) == 0
     out = capsys.readouterr().out
-    assert "config c000" in out and "config c001" in out
+    assert "config reduced_velocity=0.1 (c000)" in out and "config reduced_velocity=0.3 (c001)" in out
     assert "5 runs (4 ok, 1 failed)" in out
     assert "c001-r002" in out and "boom" in out
-    assert "comparison with c000" in out and "c001-c000 [Welch 95% CI]" in out
+    assert "comparison with reduced_velocity=0.1: paired by seed" in out
+    assert "reduced_velocity=0.3 - reduced_velocity=0.1 [95% CI, paired, n=2]" in out
     assert ".tmp-" not in out
     line = next(l for l in out.splitlines() if l.startswith("robot_cycles "))
     assert line.split()[1] == "2"  # n per config
@@ -123,6 +124,7 @@ def test_batch_formats_parse(batch_dir: Path, capsys: pytest.CaptureFixture[str]
     assert main(["stats", str(batch_dir), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [c["id"] for c in report["configs"]] == ["c000", "c001"]
+    assert [c["label"] for c in report["configs"]] == ["reduced_velocity=0.1", "reduced_velocity=0.3"]
     assert [(c["ok"], c["failed"]) for c in report["configs"]] == [(2, 0), (2, 1)]
     assert report["configs"][0]["metrics"]["zone_time_s.safe"]["n"] == 2
     assert "human_response_s" not in report["configs"][0]["metrics"]  # no calls: no values
@@ -130,7 +132,8 @@ def test_batch_formats_parse(batch_dir: Path, capsys: pytest.CaptureFixture[str]
 
     assert main(["stats", str(batch_dir), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert {r["kind"] for r in rows} == {"summary", "difference", "failed"}
+    assert {r["kind"] for r in rows} == {"summary", "difference", "seed_difference", "failed"}
+    assert {r["method"] for r in rows if r["kind"] == "difference"} == {"paired"}
     assert {r["config"] for r in rows if r["kind"] == "summary"} == {"c000", "c001"}
 
     assert main(["stats", str(batch_dir), "--format", "markdown"]) == 0
