@@ -115,6 +115,32 @@ class ZoneTracker:
         return self.zone
 
 
+class EntryCounter:
+    """Counts visits to the warning and the stop zone, for the statistics (``zone_entries``).
+
+    A visit starts when the person enters the zone and ends when they have been out of it for
+    :attr:`GAP_S`: a person who stands on a border and sways across it makes one visit, not
+    one per sway. A visit to the warning zone starts from the safe zone (stepping back from
+    the stop zone into the warning zone is the same visit). Only the count is smoothed: the
+    robot reacts to every crossing, at once.
+    """
+
+    GAP_S = 1.0
+    """Seconds out of a zone after which coming back is a new visit."""
+
+    def __init__(self) -> None:
+        self.counts = {"warning": 0, "stop": 0}
+        self._left: dict[str, float] = {}  # zone -> when the person last left it
+
+    def crossed(self, t: float, before: str | None, after: str) -> None:
+        """The person went from zone ``before`` (None: nowhere yet) to ``after`` at ``t``."""
+        if before == "stop" or (before == "warning" and after == "safe"):
+            self._left[before] = t
+        entered = "stop" if after == "stop" else "warning" if after == "warning" and before in (None, "safe") else None
+        if entered is not None and t - self._left.get(entered, -math.inf) >= self.GAP_S:
+            self.counts[entered] += 1
+
+
 def _link_names(client: int, body: int) -> dict[int, str]:
     """``{link index: name}`` of a body, -1 being its base."""
     names = {-1: "base"}
@@ -141,6 +167,7 @@ class SafetyMonitor:
         self.dt = dt
         self.zone: str | None = None
         self._zones = ZoneTracker(zones)
+        self.entries = EntryCounter()
         self.guarded_since: float | None = None  # entered warning or stop (from safe)
         self.stop_since: float | None = None
         self.stopped_this_stay = False
@@ -170,8 +197,9 @@ class SafetyMonitor:
         if self.zone is not None:
             self.events.emit(t, "zone_exit", zone=self.zone)
         self.events.emit(t, "zone_enter", zone=zone, x=round(x, 4), y=round(y, 4))
+        self.entries.crossed(t, self.zone, zone)
+        self.stats.zone_entries.update(self.entries.counts)
         if zone == "stop":
-            self.stats.zone_entries["stop"] += 1
             self.stop_since = t
             self.stopped_this_stay = False
             self.rest_since = None
@@ -180,8 +208,6 @@ class SafetyMonitor:
         elif self.zone == "stop":
             self.stop_since = None
             self.events.emit(t, "protective_stop_released", stopped=self.stopped_this_stay)
-        if zone == "warning" and self.zone in (None, "safe"):
-            self.stats.zone_entries["warning"] += 1
         if zone != "safe" and self.zone in (None, "safe"):
             self.guarded_since = t
         if zone == "safe":

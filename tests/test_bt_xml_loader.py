@@ -147,7 +147,8 @@ def test_error_reports_with_lines(tmp_path):
           </BehaviorTree>
         </root>""")
     assert errors_of(path) == [
-        f"{path}:4: unknown node type 'Foo'",
+        f"{path}:4: unknown node type 'Foo'"
+        " (a node of your own? name its module in the scenario's plugins or give --plugin)",
         f"{path}:5: unknown SubTree ID 'Nope' (trees: Main)",
         f"{path}:6: AlwaysSuccess: unknown port 'colour' (ports: none)",
         f"{path}:8: RandomFailure: port 'failure_chance' (float): expected a number, got 'abc'",
@@ -161,7 +162,7 @@ def test_error_reports_with_lines(tmp_path):
     ]
     with pytest.raises(HriError) as info:
         load(path)
-    assert str(info.value) == f"{path}:4: unknown node type 'Foo'"
+    assert str(info.value).startswith(f"{path}:4: unknown node type 'Foo' (a node of your own?")
 
 
 def test_malformed_xml_reports_expat_line(tmp_path):

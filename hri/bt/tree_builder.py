@@ -117,7 +117,8 @@ class TreeBuilder:
         if node_id in self.registry:
             return self.registry.get(node_id)
         close = difflib.get_close_matches(node_id, self.registry.ids(), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = (f" (did you mean {close[0]!r}?)" if close else
+                " (a node of your own? name its module in the scenario's plugins or give --plugin)")
         self.error(element, f"unknown node type {node_id!r}{hint}")
         return None
 
