@@ -66,3 +66,14 @@ def test_run_help_says_what_out_writes(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     assert "trajectory.csv" in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_entry_nobody_writes_is_warned_once_however_often_it_is_read(tmp_path, capsys):
+    tree = tmp_path / "t.xml"
+    tree.write_text('<root BTCPP_format="4"><BehaviorTree ID="M"><Sequence>\n'
+                    + '<Repeat num_cycles="{walk_stride_m}"><AlwaysSuccess/></Repeat>\n' * 4
+                    + '</Sequence></BehaviorTree></root>\n')
+    assert main(["validate", str(tree)]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"{tree}:2: warning: blackboard entry 'walk_stride_m' is read but never written (it must come from the "
+        "scenario); read at 4 places, also lines 3, 4, 5"]

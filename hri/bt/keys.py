@@ -158,8 +158,9 @@ def script_assignments(element: Element, node_id: str) -> list[str]:
 def unwritten_reads(trees: dict[str, Element], roots: Iterable[str], registry: NodeRegistry,
                     provided: Iterable[str] = ()) -> list[TreeWarning]:
     """Warnings for ``{key}`` inputs of the trees ``roots`` (each run on a root blackboard
-    holding ``provided``) whose entry nothing writes; one per (file, line, key)."""
-    warnings: dict[tuple[str, int, str], TreeWarning] = {}
+    holding ``provided``) whose entry nothing writes: one per key, at its first read, naming
+    the other places that read it."""
+    places: dict[str, set[tuple[str, int]]] = {}
     provided = list(provided)
     for tree_id in roots:
         walker = _Walker(trees, registry)
@@ -167,13 +168,20 @@ def unwritten_reads(trees: dict[str, Element], roots: Iterable[str], registry: N
         walker.writes.update((root.ident, key) for key in provided)
         walker.walk_tree(tree_id, root, ())
         for read in walker.reads:
-            if read.entry in walker.writes:
-                continue
-            where = (read.element.file, read.element.line, read.key)
-            warnings.setdefault(where, TreeWarning(
-                f"blackboard entry {read.key!r} is read but never written (it must come from the scenario)",
-                read.element.file, read.element.line))
-    return sorted(warnings.values(), key=lambda w: (w.file or "", w.line or 0, w.message))
+            if read.entry not in walker.writes:
+                places.setdefault(read.key, set()).add((read.element.file, read.element.line))
+    warnings = [_unwritten(key, sorted(where)) for key, where in places.items()]
+    return sorted(warnings, key=lambda w: (w.file or "", w.line or 0, w.message))
+
+
+def _unwritten(key: str, places: list[tuple[str, int]]) -> TreeWarning:
+    (file, line), others = places[0], places[1:]
+    also = ""
+    if others:
+        shown = ", ".join(str(l) if f == file else f"{f}:{l}" for f, l in others)
+        also = f"; read at {len(places)} places, also line{'s' if len(others) > 1 else ''} {shown}"
+    return TreeWarning(f"blackboard entry {key!r} is read but never written (it must come from the scenario){also}",
+                       file, line)
 
 
 # A statement of a script that assigns one literal: name := 'text', name = 2.5, name := true
