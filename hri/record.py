@@ -3,7 +3,8 @@
 :class:`Recorder` is an :class:`hri.sim.Observer`. It renders the workcell with PyBullet's
 software renderer (TinyRenderer: no display, no GPU) from one fixed camera that frames the
 whole room, one frame at simulated time 0 and then every ``1/fps`` simulated seconds (frame
-``k`` shows time ``k/fps``), draws a small status overlay in the bottom-left corner, and streams
+``k`` shows time ``k/fps``), draws the room's x and y axes at its origin corner and a small
+status overlay in the bottom-left corner, and streams
 the frames into an H.264 ``.mp4`` (the ffmpeg binary of ``imageio-ffmpeg``) or an animated
 ``.gif`` (Pillow). Rendering only reads the scene, so a recorded run has the same statistics
 as one without ``--record``.
@@ -223,6 +224,26 @@ def draw_overlay(rgb: np.ndarray, lines: list[str], font, min_width: int = 0) ->
     return np.asarray(image)
 
 
+AXIS_COLOUR = (20, 90, 255)  # blue: apart from the zones (orange, red) and the floor
+AXIS_LENGTH_M = 1.5
+
+
+def draw_axes(rgb: np.ndarray, view: list[float], projection: list[float], font) -> np.ndarray:
+    """``rgb`` with the room's x and y axes drawn from its origin corner, 1 m long and labelled,
+    so that a frame can be matched with the floor-plan plots (whose axes are x and y too): the
+    fixed camera looks at the room from beyond its +y wall, turned against a plot."""
+    height, width = rgb.shape[:2]
+    corner = np.array([[0.0, 0.0, 0.01], [AXIS_LENGTH_M, 0.0, 0.01], [0.0, AXIS_LENGTH_M, 0.01]])
+    origin, x_tip, y_tip = (tuple(point) for point in project(corner, view, projection, width, height))
+    image = Image.fromarray(rgb)
+    draw = ImageDraw.Draw(image)
+    line_width = max(1, height // 150)
+    for tip, label in ((x_tip, "x"), (y_tip, "y")):
+        draw.line([origin, tip], fill=AXIS_COLOUR, width=line_width)
+        draw.text(tip, label, fill=AXIS_COLOUR, font=font, anchor="mm")
+    return np.asarray(image)
+
+
 def overlay_box(font, height: int) -> tuple[int, int]:
     """Width and height of the box that fits the widest overlay text this module writes."""
     widest = ["t = 00000.0 s", "person: warning zone", "robot: succeeded, velocity 100%"]
@@ -390,7 +411,7 @@ class Recorder:
 
     def _record(self, sim: "Simulation", copies: int) -> None:
         width, height = self.size
-        rgb = render_frame(sim.client, *self._camera, width, height)
+        rgb = draw_axes(render_frame(sim.client, *self._camera, width, height), *self._camera, self._font)
         if self._overlay_width is not None:
             rgb = draw_overlay(rgb, sim.status_lines(), self._font, self._overlay_width)
         try:
