@@ -44,7 +44,7 @@ def list_clips() -> str:
 def list_nodes() -> str:
     """The node types with their kind, BehaviorTree.CPP's built-ins marked."""
     from hri.bt.catalogue import catalogue
-    from hri.bt.factory import default_registry
+    from hri.bt.plugins import default_registry
 
     rows = [(entry.node_id, entry.kind + ("  (BehaviorTree.CPP)" if entry.builtin else ""))
             for entry in catalogue(default_registry())]

@@ -19,7 +19,7 @@ from hri.scenario import Scenario, parse_pose
 def validate_trees(scenario: Scenario, file: str) -> None:
     """The scenario's tree files load (first error raised), and what the trees do with the
     scenario fits it: robot targets within the arm's reach, blackboard values in range."""
-    from hri.bt.factory import default_registry
+    from hri.bt.plugins import default_registry
     from hri.bt.plugins import load_plugins
     from hri.bt.xml_loader import validate_file
 

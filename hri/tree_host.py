@@ -35,7 +35,7 @@ from hri.actor import service as actor_service
 from hri.actor.service import ActorClient
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
-from hri.bt.factory import default_registry
+from hri.bt.plugins import default_registry
 from hri.bt.plugins import load_plugins
 from hri.bt.node_status import status_name
 from hri.bt.status import TreeStatusLog

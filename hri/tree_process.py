@@ -227,7 +227,7 @@ def _status_mirror(role: str, scenario: Scenario) -> TreeStatusLog:
     """The tree loaded here only to show its node statuses (``--show-trees``), fed by its events."""
     from hri.bt.blackboard import Blackboard
     from hri.bt.context import TreeContext
-    from hri.bt.factory import default_registry
+    from hri.bt.plugins import default_registry
     from hri.bt.plugins import load_plugins
     from hri.bt.xml_loader import load_tree
 

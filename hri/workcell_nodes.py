@@ -166,7 +166,7 @@ class FindPart(ServiceCallNode):
 
 
 def register_nodes(registry) -> None:
-    """Register the workcell's nodes (``hri.bt.factory.default_registry`` calls this)."""
+    """Register the workcell's nodes (an entry point of the group ``hri.nodes``, see pyproject.toml)."""
     for node_id, cls in (("GenerateXYPose", GenerateXYPose), ("OffsetPose", OffsetPose),
                          ("SetCalledTo", SetCalledTo), ("FindPart", FindPart)):
         registry.register(node_id, cls, "action")

@@ -1,14 +1,14 @@
-"""The one place where node types are registered.
+"""The one place where node types are registered: :class:`NodeRegistry` and the built-ins.
 
 A new node type is one class (a :class:`~hri.bt.node.BTNode`, ``BTControl`` or
 ``BTDecorator`` subclass) and one ``registry.register("Id", Class, kind)`` call.
-:func:`default_registry` holds the built-in nodes and those of the optional modules
-``hri.actor.nodes`` and ``hri.robot.nodes`` (each provides ``register_nodes(registry)``).
+:func:`register_builtin_nodes` registers BehaviorTree.CPP's built-in nodes (and the thesis's
+WeightedRandom); every other node, the project's own included, comes through the plug-in
+point of :mod:`hri.bt.plugins` (``default_registry``).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,9 +23,6 @@ _BASES: dict[str, type] = {
     "control": BTControl,
     "decorator": BTDecorator,
 }
-
-OPTIONAL_NODE_MODULES = ("hri.workcell_nodes", "hri.actor.nodes", "hri.robot.nodes")
-
 
 @dataclass(frozen=True)
 class NodeType:
@@ -127,21 +124,3 @@ def register_builtin_nodes(registry: NodeRegistry) -> None:
     ):
         registry.register(node_id, cls, "action")
     registry.register("ScriptCondition", actions.ScriptCondition, "condition")
-
-
-def default_registry() -> NodeRegistry:
-    """The built-in nodes plus those of ``hri.actor.nodes`` and ``hri.robot.nodes`` if present."""
-    registry = NodeRegistry()
-    register_builtin_nodes(registry)
-    for module_name in OPTIONAL_NODE_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as err:
-            if err.name in (module_name, module_name.rpartition(".")[0]):
-                continue  # the module (or its package) does not exist yet
-            raise
-        module.register_nodes(registry)
-    from hri.bt.plugins import load_entry_point_plugins  # here: plugins imports this module
-
-    load_entry_point_plugins(registry)
-    return registry

@@ -1,7 +1,8 @@
 """User node modules ("plug-ins"): extra node types without editing ``hri``.
 
 A plug-in is a Python module with a function ``register_nodes(registry)`` that registers its
-node classes, exactly as ``hri.actor.nodes`` does::
+node classes, exactly as the project's own ``hri.actor.nodes`` does (installed as an entry
+point of the group ``hri.nodes``, like any other)::
 
     # my_nodes.py
     from py_trees.common import Status
@@ -40,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Sequence
 
-from hri.bt.factory import NodeRegistry
+from hri.bt.factory import NodeRegistry, register_builtin_nodes
 from hri.errors import HriError
 
 ENTRY_POINT_GROUP = "hri.nodes"
@@ -159,11 +160,18 @@ def load_entry_point_plugins(registry: NodeRegistry) -> list[str]:
     return sorted(set(registry.ids()) - before)
 
 
-def plugin_registry(modules: Sequence[str] = (), base_dir: str | os.PathLike[str] | None = None) -> NodeRegistry:
-    """``default_registry()`` plus the ``hri.nodes`` entry points and ``modules``."""
-    from hri.bt.factory import default_registry
-
-    registry = default_registry()
+def default_registry() -> NodeRegistry:
+    """The built-in nodes and every installed plug-in (the ``hri.nodes`` entry points): the
+    project's own nodes (the workcell's, the person's, the robot's) are installed that way
+    too, as a user's are."""
+    registry = NodeRegistry()
+    register_builtin_nodes(registry)
     load_entry_point_plugins(registry)
+    return registry
+
+
+def plugin_registry(modules: Sequence[str] = (), base_dir: str | os.PathLike[str] | None = None) -> NodeRegistry:
+    """``default_registry()`` plus the plug-in ``modules``."""
+    registry = default_registry()
     load_plugins(registry, list(modules), base_dir)
     return registry
