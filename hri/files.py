@@ -67,18 +67,21 @@ def plain_file_mode() -> int:
     return 0o666 & ~umask
 
 
-def hidden_file(target: Path, suffix: str = "") -> tuple[int, str]:
-    """A new hidden file beside ``target`` (``mkstemp``'s fd and path), with the mode a plain
-    new file gets, to be renamed over ``target`` when complete."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
-    os.fchmod(fd, plain_file_mode())
+def hidden_file(target: Path, suffix: str = "", prefix: str | None = None,
+                mode: int | None = None) -> tuple[int, str]:
+    """A new hidden file beside ``target`` (``mkstemp``'s fd and path), named ``prefix``
+    (default ``.NAME.``) and some random letters, with ``mode`` (default: the mode a plain new
+    file gets), to be renamed over ``target`` when complete."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=prefix or f".{target.name}.", suffix=suffix)
+    os.fchmod(fd, plain_file_mode() if mode is None else mode)
     return fd, tmp
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` with ``data`` (text is written as UTF-8) in one step."""
+def write_atomic(path: Path, data: str | bytes, prefix: str | None = None, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` (text is written as UTF-8) in one step; the temporary
+    file is named and made as :func:`hidden_file` says."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = hidden_file(path)
+    fd, tmp = hidden_file(path, prefix=prefix, mode=mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)

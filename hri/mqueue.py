@@ -40,7 +40,7 @@ from pathlib import Path
 
 import posix_ipc
 
-from hri.files import is_alive
+from hri.files import is_alive, write_atomic
 
 QUEUE_MODE = 0o600
 PREFIX_PATTERN = re.compile(r"^/hri-[0-9]+-[0-9a-f]{12}$")
@@ -179,20 +179,9 @@ def _process_alive(pid: int, start_time: int | None = None) -> bool:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.parent / f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    # owner-only, and named after this process so that cleanup_stale can remove the file of
+    # a writer that died between write and rename
+    write_atomic(path, text, prefix=f"{_TMP_PREFIX}{os.getpid()}-", mode=0o600)
 
 
 def _unlink_queue(name: str) -> bool:
