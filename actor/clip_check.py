@@ -7,13 +7,13 @@ calls it), and ``hri validate clip.yaml`` runs the same check.
 
 from __future__ import annotations
 
-import math
 
 import yaml
 
 from hri.actor.animation import _JOINT_NAMES, HINGE_SIGN, ClipLibrary
 from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS
 from hri.errors import HriError
+from hri.numbers import is_number
 from hri.yaml_values import check_collections, scalar_value
 
 _CLIP_KEYS = ("name", "duration", "keyframes", "anchor_feet")
@@ -64,7 +64,7 @@ class _ClipCheck:
 
     def number(self, node: yaml.Node, where: str, unit: str = "") -> float:
         value = self.value(node) if isinstance(node, yaml.ScalarNode) else None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not is_number(value):
             shown = self.value(node) if node is not None else None
             self.fail(f"{where} must be a number{unit}, got {shown!r}", node)
         return float(value)

@@ -26,7 +26,6 @@ arrives. :meth:`ActorClient.why` tells the tree why a goal did not succeed.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from hri.errors import HriError
 from hri.geometry import Pose
 from hri.net import Client, Future, Request, Service, Subscription
 from hri.net.errors import failure_reason
+from hri.numbers import is_number
 
 from .protocol import ActorFailure, ProtocolError
 from .queues import QueueFullError
@@ -49,7 +49,7 @@ _EARLY_CANCELS = 64  # cancels of goals not seen yet, remembered
 
 def _number(payload: dict, key: str) -> float:
     value = payload.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_number(value):
         raise HriError(f"actor: {key!r} must be a number, got {value!r}")
     return float(value)
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from hri.errors import HriError
 from hri.files import hidden_file, is_alive, output_folder, write_atomic
+from hri.numbers import is_number
 from hri.yaml_values import load_value
 
 RUNS = "runs"
@@ -221,7 +222,7 @@ def _column(values: list[Any]) -> Any:
         return pa.array(values, pa.bool_())
     if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
         return pa.array(values, pa.int64())
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+    if present and all(is_number(v, finite=False) for v in present):
         return pa.array([None if v is None else float(v) for v in values], pa.float64())
     if all(isinstance(v, str) for v in present):
         return pa.array(values, pa.string())

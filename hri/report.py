@@ -36,6 +36,7 @@ import numpy as np
 from scipy import stats as sps
 
 from hri.errors import HriError
+from hri.numbers import is_number
 
 FORMATS = ("table", "markdown", "csv", "json")
 # Measured on the wall clock: shown in the summaries, left out of the comparison.
@@ -176,10 +177,6 @@ def flatten(stats: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
@@ -212,7 +209,7 @@ class RunDir:
         """The metric's value; a key missing from a mapping of counts the run has is 0."""
         flat = self.flat
         if metric in flat:
-            return float(flat[metric]) if _is_number(flat[metric]) else None
+            return float(flat[metric]) if _is_stat_number(flat[metric]) else None
         node: Any = self.stats
         parts = metric.split(".")
         for part in parts[:-1]:
@@ -285,7 +282,7 @@ def metric_names(runs: list[RunDir]) -> list[str]:
     names: dict[str, None] = {}
     for run in runs:
         for key, value in run.flat.items():
-            if key not in NOT_METRICS and (_is_number(value) or value is None):
+            if key not in NOT_METRICS and (_is_stat_number(value) or value is None):
                 names.setdefault(key)
     return [n for n in names if any(r.value(n) is not None for r in runs)]
 
@@ -449,7 +446,7 @@ def batch_report(batch: Batch) -> dict[str, Any]:
 def _fmt(value: Any) -> str:
     if value is None:
         return "-"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value, finite=False):
         return str(value)
     if isinstance(value, int):
         return str(value)
@@ -628,3 +625,7 @@ def stats_command(path: Path, fmt: str = "table", plots: bool = False) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _is_stat_number(value: Any) -> bool:
+    return is_number(value, finite=False)

@@ -21,6 +21,7 @@ from shapely.validation import explain_validity
 from hri.errors import HriError
 from hri.geometry import Area, Pose, yaw_quaternion
 from hri.yaml_values import check_collections, compose, load_value, scalar_value
+from hri.numbers import is_number
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -198,20 +199,16 @@ def parse_pose(spec: Any) -> Pose:
         raise ValueError(f"unknown pose key '{sorted(unknown)[0]}'")
     x, y, z = _floats(spec["position"], 3, "position")
     yaw = spec.get("yaw_deg", 0.0)
-    if not _is_number(yaw):
+    if not is_number(yaw):
         raise ValueError(f"yaw_deg must be a number (degrees), got {yaw!r}")
     q = yaw_quaternion(math.radians(float(yaw)))
     return Pose(x, y, z, *q)
 
 
 def _floats(value: Any, n: int, what: str) -> list[float]:
-    if not isinstance(value, list) or len(value) != n or not all(_is_number(v) for v in value):
+    if not isinstance(value, list) or len(value) != n or not all(is_number(v) for v in value):
         raise ValueError(f"{what} must be a list of {n} numbers")
     return [float(v) for v in value]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def apply_override(data: dict, assignment: str, lines: dict[str, int] | None = None) -> str:
@@ -354,7 +351,7 @@ def _validate_numbers(data: dict, fail) -> None:
 def _validate_room(data: dict, fail) -> Area:
     """The room's floor as an area: ``room.size`` is [x, y], both positive."""
     size = data["room"].get("size")
-    if not isinstance(size, list) or len(size) != 2 or not all(_is_number(v) and v > 0 for v in size):
+    if not isinstance(size, list) or len(size) != 2 or not all(is_number(v) and v > 0 for v in size):
         fail(f"room.size must be two positive numbers [x, y] in metres, got {size!r}", "room.size")
     if "wall_height" in data["room"] and float(data["room"]["wall_height"]) < 0:
         fail("room.wall_height must not be negative", "room.wall_height")
@@ -440,18 +437,18 @@ def _validate_parts(data: dict, fail) -> None:
         kind = spec.get("kind") if isinstance(spec, dict) else None
         if kind not in ("box", "shelf", "conveyor"):
             fail(f"furniture.{name}: unknown kind {kind!r} (box, shelf, conveyor)", f"furniture.{name}")
-        if kind == "conveyor" and not _is_number(spec.get("speed")):
+        if kind == "conveyor" and not is_number(spec.get("speed")):
             fail(f"furniture.{name}: a conveyor needs a numeric 'speed' (m/s)", f"furniture.{name}")
     parts = data.get("parts") or {}
     for i, feeder in enumerate(parts.get("feeders", [])):
         if not isinstance(feeder, dict) or feeder.get("area") not in (data.get("areas") or {}):
             fail(f"parts.feeders[{i}]: 'area' must name one of the scenario's areas", "parts.feeders")
-        if not _is_number(feeder.get("surface_z")):
+        if not is_number(feeder.get("surface_z")):
             fail(f"parts.feeders[{i}]: 'surface_z' (height the parts lie on) must be a number", "parts.feeders")
     for i, sink in enumerate(parts.get("sinks", [])):
         if not isinstance(sink, dict) or sink.get("area") not in (data.get("areas") or {}):
             fail(f"parts.sinks[{i}]: 'area' must name one of the scenario's areas", "parts.sinks")
-        if not _is_number(sink.get("after_s")) or sink["after_s"] < 0:
+        if not is_number(sink.get("after_s")) or sink["after_s"] < 0:
             fail(f"parts.sinks[{i}]: 'after_s' must be a number of seconds >= 0", "parts.sinks")
     for key in ("good_surfaces", "bad_surfaces", "storage_surfaces"):
         for name in parts.get(key, []):
@@ -460,7 +457,7 @@ def _validate_parts(data: dict, fail) -> None:
 
 
 def _points(value: Any) -> list[tuple[float, float]]:
-    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 and all(_is_number(c) for c in p) for p in value):
+    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 and all(is_number(c) for c in p) for p in value):
         raise ValueError(f"must be a list of [x, y] points, got {value!r}")
     return [(float(x), float(y)) for x, y in value]
 
@@ -483,7 +480,7 @@ def _check_schema(data: dict, schema: dict, prefix: str, fail) -> None:
             if not isinstance(value, dict):
                 fail(f"'{dotted}' must be a pose {{position: [x, y, z], yaw_deg: angle}}", dotted)
         elif expected is float:
-            if not _is_number(value):
+            if not is_number(value):
                 fail(f"'{dotted}' must be a number, got {value!r}", dotted)
         elif not isinstance(value, expected):
             fail(f"'{dotted}' must be a {expected.__name__}, got {value!r}", dotted)

@@ -28,6 +28,7 @@ from hri.geometry import Pose
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
 from hri.robot.scene import PlanningScene, load_arm, read_joint_model
+from hri.numbers import is_number
 
 DEFAULT_URDF = Path(__file__).resolve().parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
 
@@ -52,15 +53,11 @@ def arm_reach(urdf: Path = DEFAULT_URDF) -> tuple[float, float]:
     return sum(lengths[:2]), sum(lengths[2:])
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _six(value: Any) -> tuple[float, ...]:
     """A scalar (same for all joints) or six values, as a tuple of six floats."""
-    if _is_number(value):
+    if is_number(value):
         return (float(value),) * 6
-    if not isinstance(value, (list, tuple)) or not all(_is_number(v) for v in value):
+    if not isinstance(value, (list, tuple)) or not all(is_number(v) for v in value):
         raise ValueError(f"must be a number or a list of 6 numbers, got {value!r}")
     if len(value) != 6:
         raise ValueError(f"needs 1 or 6 values, got {len(value)}")
@@ -92,7 +89,7 @@ def parse_parameter(name: str, value: Any) -> Any:
         if value < _INTEGERS[name]:
             raise ValueError(f"must be {_INTEGERS[name]} or more, got {value}")
         return int(value)
-    if not _is_number(value):
+    if not is_number(value):
         raise ValueError(f"must be a number, got {value!r}")
     if name == "velocity_fraction" and not 0.0 <= value <= 1.0:
         raise ValueError(f"must be within 0..1, got {value}")

@@ -28,7 +28,6 @@ Moves are numbered by the client, so a tree can halt the move it started, and on
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,7 @@ from hri.geometry import Pose
 from hri.kinematics.service import AXIS_STREAM, kinematics_service
 from hri.net import Client, Future, Request, Service, Setpoint, Subscription
 from hri.net.errors import failure_reason
+from hri.numbers import is_number
 
 from .motion import MotionStatus
 
@@ -68,7 +68,7 @@ def _move_id(payload: Any) -> int:
 def _target(payload: dict) -> Pose:
     target = payload.get("target")
     if (not isinstance(target, list) or len(target) != 7
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in target)):
+            or not all(is_number(v) for v in target)):
         raise HriError(f"robot.move_to: 'target' must be 7 numbers (x, y, z, qx, qy, qz, qw), got {target!r}")
     return Pose(*(float(v) for v in target))
 
@@ -106,7 +106,7 @@ class RobotService:
 
     def _set_velocity(self, request: Request) -> float:
         fraction = request.payload
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
+        if not is_number(fraction, finite=False) or not 0.0 <= fraction <= 1.0:
             raise HriError(f"robot.set_velocity: expected a fraction within 0..1, got {fraction!r}")
         self.arm.set_velocity_fraction(float(fraction))
         return self.arm.velocity_fraction

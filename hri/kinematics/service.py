@@ -30,6 +30,7 @@ from hri.kinematics.chain import Chain
 from hri.kinematics.ik import solve_path
 from hri.kinematics.interpolate import cartesian_waypoints
 from hri.net import Request, Service
+from hri.numbers import is_number
 
 AXIS_STREAM = "axis_angles"
 Joints = Callable[[], Sequence[float]]
@@ -59,7 +60,7 @@ def _pose(payload: Any) -> tuple[list[float], list[float]]:
 
 def _number(payload: dict, key: str) -> float:
     value = payload.get(key)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+    if not is_number(value, finite=False) or not value > 0:
         raise HriError(f"{key}: expected a positive number, got {value!r}")
     return float(value)
 

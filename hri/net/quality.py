@@ -47,6 +47,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from .errors import ConfigError
+from hri.numbers import is_number
 
 EPS = 1e-9  # simulated seconds: times closer than this are the same instant
 DIRECTIONS = ("to_service", "to_client")
@@ -72,7 +73,7 @@ def _check_keys(data: Mapping[str, Any], allowed: tuple[str, ...], where: str) -
 def _number(data: Mapping[str, Any], key: str, where: str, default: float, low: float = 0.0,
             high: float = math.inf) -> float:
     value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+    if not is_number(value, finite=False) or math.isnan(value):
         raise _fail(f"{where}.{key}", f"expected a number, got {value!r}")
     if not low <= value <= high:
         raise _fail(f"{where}.{key}", f"{value} is outside {low}..{high}")
@@ -103,7 +104,7 @@ class Jitter:
     def from_value(cls, value: Any, where: str) -> "Jitter":
         if value is None or (not isinstance(value, bool) and value == 0):
             return cls()
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if is_number(value, finite=False):
             return cls("normal", sd=_number({"sd": value}, "sd", where, 0.0))
         data = _mapping(value, where)
         dist = data.get("dist", "normal")
@@ -142,7 +143,7 @@ class Loss:
     def from_value(cls, value: Any, where: str) -> "Loss":
         if value is None or (not isinstance(value, bool) and value == 0):
             return cls()
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if is_number(value, finite=False):
             return cls("bernoulli", p=_number({"p": value}, "p", where, 0.0, high=1.0))
         data = _mapping(value, where)
         model = data.get("model", "bernoulli")
