@@ -13,18 +13,15 @@ action to the next. GrabPart and ReleasePart ask the ``parts`` service.
 
 from __future__ import annotations
 
-import math
-from typing import Any, Mapping
+from typing import Any
 
 from py_trees.common import Status
 
 from hri.actor.animation import ClipLibrary, clip_names
 from hri.actor.server import GoalStatus
 from hri.actor.service import ActorClient, GoalHandle
-from hri.bt.blackboard import Blackboard
-from hri.bt.context import TreeContext
 from hri.bt.node import BTNode, ServiceCallNode
-from hri.bt.ports import Port, PortError
+from hri.bt.ports import Port
 from hri.geometry import Area, Pose
 from hri.net import Future
 
@@ -41,18 +38,6 @@ class _ActorGoalNode(BTNode):
 
     goal: GoalHandle | None = None
     started = False
-
-    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
-        super().__init__(name, ports, ctx, blackboard)
-        for port in self.PORTS:
-            message = self.check_value(port.name, self.literal_input(port.name))
-            if message:
-                raise PortError(message)
-
-    @classmethod
-    def check_value(cls, port: str, value: Any) -> str | None:
-        """The problem of a value of ``port``, else None (None: a reference, checked later)."""
-        return None
 
     def send(self, actor: ActorClient) -> GoalHandle:
         raise NotImplementedError
@@ -93,7 +78,7 @@ class ActorAnimation(_ActorGoalNode):
 
     PORTS = (
         Port("animation_name", "in", str, description="name of the clip, e.g. standing_extend_arm"),
-        Port("animation_speed", "in", float, 1.0, "playback speed factor (1 = as authored)"),
+        Port("animation_speed", "in", float, 1.0, "playback speed factor (1 = as authored)", above=0.0),
     )
 
     @classmethod
@@ -105,9 +90,7 @@ class ActorAnimation(_ActorGoalNode):
         if port == "animation_name" and value not in clip_names():
             known = ", ".join(sorted(clip_names() - {ClipLibrary.WALK}))
             return f"port 'animation_name': unknown animation {value!r} (animations: {known})"
-        if port == "animation_speed" and not (value > 0.0 and math.isfinite(value)):
-            return f"port 'animation_speed': must be positive, got {value}"
-        return None
+        return super().check_value(port, value)
 
     def send(self, actor: ActorClient) -> GoalHandle:
         return actor.animate(self.get_input("animation_name"), self.get_input("animation_speed"))
@@ -121,7 +104,7 @@ class ActorMovement(_ActorGoalNode):
 
     PORTS = (
         Port("animation_name", "in", str, description="walk cycle clip, e.g. walk"),
-        Port("animation_distance", "in", float, description="metres covered per walk cycle"),
+        Port("animation_distance", "in", float, description="metres covered per walk cycle", above=0.0),
         Port("target", "in", Pose, description="where to walk to (x;y;z;qx;qy;qz;qw)"),
     )
 
@@ -131,9 +114,7 @@ class ActorMovement(_ActorGoalNode):
             return None
         if port == "animation_name" and value != ClipLibrary.WALK:
             return f"port 'animation_name': the person walks with the 'walk' cycle only, got {value!r}"
-        if port == "animation_distance" and not (value > 0.0 and math.isfinite(value)):
-            return f"port 'animation_distance': must be positive (metres per walk cycle), got {value}"
-        return None
+        return super().check_value(port, value)
 
     def send(self, actor: ActorClient) -> GoalHandle:
         return actor.move(self.get_input("animation_name"), self.get_input("animation_distance"),

@@ -20,14 +20,11 @@ Each finishes (SUCCESS/FAILURE) in one tick, except ``FindPart`` (RUNNING until 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
 
 from py_trees.common import Status
 
-from hri.bt.blackboard import Blackboard
-from hri.bt.context import TreeContext
 from hri.bt.node import BTNode, ServiceCallNode
-from hri.bt.ports import Port, PortError, Quaternion
+from hri.bt.ports import Port, Quaternion
 from hri.geometry import Area, Pose
 from hri.net import Future
 
@@ -117,26 +114,10 @@ class SetCalledTo(BTNode):
 class RandomFailure(BTNode):
     """FAILURE with probability ``failure_chance`` (drawn from ``ctx.rng``), else SUCCESS."""
 
-    PORTS = (Port("failure_chance", "in", float, description="probability of FAILURE, 0..1"),)
-
-    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
-        super().__init__(name, ports, ctx, blackboard)
-        message = self.check_value("failure_chance", self.literal_input("failure_chance"))
-        if message:
-            raise PortError(message)
-
-    @classmethod
-    def check_value(cls, port: str, value: Any) -> str | None:
-        """The range problem of a port value, else None (also used for scenario values)."""
-        if port == "failure_chance" and value is not None and not 0.0 <= value <= 1.0:
-            return f"port 'failure_chance': must be between 0 and 1, got {value}"
-        return None
+    PORTS = (Port("failure_chance", "in", float, description="probability of FAILURE, 0..1", low=0.0, high=1.0),)
 
     def update(self) -> Status:
         chance = self.get_input("failure_chance")
-        message = self.check_value("failure_chance", chance)
-        if message:
-            raise self._error(message)
         if self.ctx.rng.random() < chance:
             self.ctx.events("random_failure", node=self.name)
             return Status.FAILURE

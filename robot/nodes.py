@@ -13,12 +13,10 @@ to, for the scenario's reach check (``hri.scenario``).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from py_trees.common import Status
 
-from hri.bt.blackboard import Blackboard
-from hri.bt.context import TreeContext
 from hri.bt.keys import _Walker
 from hri.bt.node import BTNode, ServiceCallNode
 from hri.bt.ports import Port, PortError, reference_key, to_pose
@@ -61,25 +59,11 @@ class SetRobotVelocity(BTNode):
     """Set the robot's maximum velocity fraction (0..1); SUCCESS once asked (the request is
     sent when the fraction changes, and again if it was lost)."""
 
-    PORTS = (Port("velocity", "in", float, description="fraction of the joint velocity limits, 0..1"),)
-
-    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
-        super().__init__(name, ports, ctx, blackboard)
-        message = self.check_value("velocity", self.literal_input("velocity"))
-        if message:  # a literal: a load-time error, not one at the first tick
-            raise PortError(message)
-
-    @classmethod
-    def check_value(cls, port: str, value: Any) -> str | None:
-        """The range problem of a ``velocity`` value, else None (also for a reference: None)."""
-        if port == "velocity" and value is not None and not 0.0 <= value <= 1.0:
-            return f"port 'velocity': must be within 0..1, got {value}"
-        return None
+    PORTS = (Port("velocity", "in", float, description="fraction of the joint velocity limits, 0..1",
+                  low=0.0, high=1.0),)
 
     def update(self) -> Status:
         velocity = self.get_input("velocity")
-        if not 0.0 <= velocity <= 1.0:
-            raise self._error(f"velocity must be within 0..1, got {velocity}")
         self.ctx.services["robot"].set_velocity(velocity)
         return Status.SUCCESS
 

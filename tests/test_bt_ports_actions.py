@@ -163,3 +163,37 @@ def test_missing_blackboard_entry_at_tick_is_a_located_error(tmp_path):
         run(tmp_path, '<GenerateXYPose area="{nowhere}" pose="{p}"/>')
     assert str(info.value).startswith(f"{tmp_path / 't.xml'}:1: GenerateXYPose")
     assert "'nowhere' is not set" in str(info.value)
+
+
+def test_a_port_declares_its_range_and_every_value_is_checked_against_it(tmp_path):
+    """One declaration (Port low/high/above) checks a literal when the tree loads and a value
+    read from the blackboard when the node ticks."""
+    from hri.bt import BTNode, Port, load_tree_text
+    from hri.errors import HriError
+
+    class Gain(BTNode):
+        PORTS = (Port("gain", "in", float, description="0..1", low=0.0, high=1.0),
+                 Port("scale", "in", float, 1.0, "positive", above=0.0))
+
+        def update(self) -> Status:
+            self.get_input("gain")
+            self.get_input("scale")
+            return Status.SUCCESS
+
+    registry = default_registry()
+    registry.register("Gain", Gain, "action")
+    ctx = TreeContext(rng=np.random.default_rng(0), now=lambda: 0.0)
+
+    def tree(attributes: str, bb: Blackboard | None = None):
+        return load_tree_text(f'<root BTCPP_format="4"><BehaviorTree ID="T"><Gain {attributes}/>'
+                              '</BehaviorTree></root>', registry, ctx, bb or Blackboard(), file="t.xml")
+
+    with pytest.raises(HriError, match=r"t.xml:1: Gain: port 'gain': must be within 0..1, got 1.5"):
+        tree('gain="1.5"')
+    with pytest.raises(HriError, match=r"port 'scale': must be positive, got 0.0"):
+        tree('gain="0.5" scale="0"')
+    bb = Blackboard()
+    bb.set("g", 2.0)
+    with pytest.raises(HriError, match=r"port 'gain': must be within 0..1, got 2.0 \(from \{g\}\)"):
+        tree('gain="{g}"', bb).tick_once()
+    assert tree('gain="1" scale="0.1"').tick_once() == Status.SUCCESS

@@ -158,7 +158,7 @@ def test_error_reports_with_lines(tmp_path):
         f"{path}:13: WeightedRandom: port 'weights': 3 weights for 1 children",
         f"{path}:14: 'AlwaysSuccess' is an action node and cannot have children",
         f"{path}:15: control 'IfThenElse' needs 2 to 3 children, has 1",
-        f"{path}:16: RandomFailure: port 'failure_chance': must be between 0 and 1, got 1.5",
+        f"{path}:16: RandomFailure: port 'failure_chance': must be within 0..1, got 1.5",
     ]
     with pytest.raises(HriError) as info:
         load(path)

@@ -73,9 +73,11 @@ Direction = Literal["in", "out", "inout"]
 
 @dataclass(frozen=True)
 class Port:
-    """A node's port: name, direction, value type, default and description.
+    """A node's port: name, direction, value type, default, description and range.
 
     ``default`` is a typed value (or ``None``); :data:`REQUIRED` means the XML must give it.
+    A number's range is ``low``..``high`` (either may be None), or above ``above`` (a bound
+    not included: ``above=0.0`` is "positive"); :meth:`range_problem` checks a value.
     """
 
     name: str
@@ -83,10 +85,27 @@ class Port:
     type: Any = str
     default: Any = REQUIRED
     description: str = ""
+    low: float | None = None
+    high: float | None = None
+    above: float | None = None
 
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+    def range_problem(self, value: Any) -> str | None:
+        """``port 'NAME': must be ..., got VALUE`` when ``value`` is out of the port's range;
+        None when it is in it, or not a number (the type decides that)."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if self.above is not None and not value > self.above:
+            limit = "positive" if self.above == 0 else f"above {self.above:g}"
+        elif (self.low is not None and not value >= self.low) or (self.high is not None and not value <= self.high):
+            limit = (f"within {self.low:g}..{self.high:g}" if self.low is not None and self.high is not None
+                     else f"{self.low:g} or more" if self.low is not None else f"{self.high:g} or less")
+        else:
+            return None
+        return f"port {self.name!r}: must be {limit}, got {value}"
 
 
 def input_port(name: str, type: Any = str, default: Any = REQUIRED, description: str = "") -> Port:
@@ -385,10 +404,26 @@ class PortsMixin:
                 parsed[attr] = _parse_port(port, text)
             except (PortError, ValueError) as err:
                 errors.append(getattr(err, "message", None) or f"port {attr!r} ({type_name(port.type)}): {err}")
+                continue
+            kind, value = parsed[attr]
+            problem = cls.check_value(attr, value) if kind == "lit" else None
+            if problem:
+                errors.append(problem)
         for port in cls.PORTS:
             if port.required and port.direction == "in" and port.name not in ports:
                 errors.append(f"missing required port {port.name!r}")
         return parsed, errors
+
+    @classmethod
+    def check_value(cls, port: str, value: Any) -> str | None:
+        """The problem of a value of ``port`` (out of the port's declared range), else None.
+
+        Checked for a literal when the tree loads and for a scenario's blackboard value read by
+        the port when the scenario is validated; a value read from the blackboard when the
+        node ticks is checked against the range alone. A node with a check the range cannot
+        say (a clip's name) extends it."""
+        declared = cls.port(port)
+        return declared.range_problem(value) if declared is not None else None
 
     def _init_ports(self, ports: Mapping[str, str], ctx: Any, blackboard: Any) -> None:
         self.raw_ports = dict(ports)
@@ -436,9 +471,13 @@ class PortsMixin:
         except KeyError as err:
             raise self._error(f"input port {name!r}: {err.args[0]}") from None
         try:
-            return coerce(raw, port.type)
+            typed = coerce(raw, port.type)
         except ValueError as err:
             raise self._error(f"input port {name!r} from {{{value}}}: {err}") from None
+        problem = port.range_problem(typed)
+        if problem:
+            raise self._error(f"{problem} (from {{{value}}})")
+        return typed
 
     def required_input(self, name: str) -> Any:
         """:meth:`get_input`, or a PortError ``missing port`` when the port was not given
