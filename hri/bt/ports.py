@@ -346,11 +346,14 @@ def coerce(value: Any, type_: Any) -> Any:
 
 
 def cpp_text(value: Any) -> str:
-    """A value as BehaviorTree.CPP prints it into a string port: ``2.500000`` for a float
-    (C++ ``std::to_string``), ``1`` for true, the text of anything else."""
+    """A value as BehaviorTree.CPP prints it into a string (``Any::cast<std::string>``): a
+    float as C++ ``std::to_string`` (``2.500000``, ``-nan``), an integer or a bool (``1``/``0``)
+    in decimal, the text of anything else."""
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, float):
+        if math.isnan(value):
+            return "-nan" if math.copysign(1.0, value) < 0 else "nan"
         return "%f" % value
     return str(value)
 

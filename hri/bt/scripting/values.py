@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hri.bt.blackboard import EMPTY
+from hri.bt.ports import cpp_text
 from hri.bt.scripting.errors import ScriptError
 
 INT64_MIN = -(2**63)
@@ -116,14 +117,8 @@ def format_value(value: Any) -> str:
     """``value`` as ``Any::cast<std::string>`` prints it: a double as ``std::to_string``
     (``2.500000``, ``-nan``), an integer or a bool (``1``/``0``) in decimal, a string as it
     is; ScriptError for anything else, which has no text in BehaviorTree.CPP."""
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return str(int(value))
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "-nan" if math.copysign(1.0, value) < 0 else "nan"
-        return f"{value:f}"
+    if isinstance(value, (str, int, float)):
+        return cpp_text(value)
     raise _no_conversion(value, "string")
 
 
