@@ -79,30 +79,21 @@ def _check_robot_reach(scenario: Scenario, file: str, main: str, trees: dict, re
 def _check_blackboard_values(scenario: Scenario, file: str, trees: dict, registry) -> None:
     """A ``blackboard`` value read by a node port with a range (``check_value``) is in it:
     ``failure_chance: 1.5`` would otherwise fail only when the node first ticks."""
-    from hri.bt.ports import PortError, coerce, reference_key
+    from hri.bt.keys import node_id_of, port_refusal
+    from hri.bt.ports import PortError, reference_key
 
     values = scenario.data.get("blackboard") or {}
     for element in _elements(trees.values()):
-        cls = registry.get(element.tag).cls if element.tag in registry else None
-        check = getattr(cls, "check_value", None)
-        if check is None:
-            continue
         for attr, text in element.attrib.items():
-            port = cls.port(attr)
             try:
                 key = reference_key(text, attr)
             except PortError:
                 continue
-            if port is None or port.direction != "in" or key not in values:
-                continue
-            try:
-                message = check(attr, coerce(values[key], port.type))
-            except ValueError as err:
-                message = str(err)
-            if message:
-                message = message.removeprefix(f"port '{attr}': ")  # named below
-                raise scenario.error(f"blackboard.{key}: {message} (read by {element.tag} port '{attr}' at "
-                                     f"{Path(element.file).name}:{element.line})", file, f"blackboard.{key}")
+            refused = port_refusal(element, key, values[key], registry) if key in values else None
+            if refused:
+                raise scenario.error(f"blackboard.{key}: {refused[1]} (read by {node_id_of(element)} port "
+                                     f"'{refused[0]}' at {Path(element.file).name}:{element.line})",
+                                     file, f"blackboard.{key}")
 
 
 def _elements(roots):

@@ -28,15 +28,19 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from hri.bt.factory import NodeRegistry
 from hri.bt.ports import PortError, coerce, reference_key
-from hri.bt.tree_builder import CONDITION_ATTRIBUTES, MAX_DEPTH
+from hri.bt.tree_builder import CONDITION_ATTRIBUTES, EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.errors import HriError
 
-EXPLICIT_TAGS = ("Action", "Condition", "Control", "Decorator")
+
+
+def node_id_of(element: Element) -> str:
+    """The node type an element names: its tag, or its ``ID`` in the explicit form ``<Action ID>``."""
+    return element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_KINDS else element.tag
 
 
 class TreeWarning(HriError):
@@ -99,7 +103,7 @@ class _Walker:
         if element.tag == "SubTree":
             self.walk_subtree(element, scope, stack)
             return
-        node_id = element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_TAGS else element.tag
+        node_id = node_id_of(element)
         for key in script_assignments(element, node_id):
             self.writes.add(scope.resolve(key))
         if node_id in self.registry:
@@ -147,12 +151,17 @@ _ASSIGNED = re.compile(r"(@?[A-Za-z_]\w*)\s*(?::=|\+=|-=|\*=|/=|=(?!=))")
 _STRING = re.compile(r"'[^']*'")
 
 
-def script_assignments(element: Element, node_id: str) -> list[str]:
-    """The entries the element's scripts assign (its ``Script`` code and condition scripts)."""
+def element_scripts(element: Element, node_id: str) -> list[str]:
+    """The element's scripts: its condition attributes, and a ``Script`` node's code."""
     scripts = [text for attr, text in element.attrib.items() if attr in CONDITION_ATTRIBUTES]
     if node_id == "Script":
         scripts.append(element.attrib.get("code", ""))
-    return [name for code in scripts for name in _ASSIGNED.findall(_STRING.sub("", code))]
+    return scripts
+
+
+def script_assignments(element: Element, node_id: str) -> list[str]:
+    """The entries the element's scripts assign."""
+    return [name for code in element_scripts(element, node_id) for name in _ASSIGNED.findall(_STRING.sub("", code))]
 
 
 def unwritten_reads(trees: dict[str, Element], roots: Iterable[str], registry: NodeRegistry,
@@ -202,10 +211,7 @@ def literal_writes(element: Element, node_id: str) -> list[tuple[str, str]]:
             return []
         if key and literal:
             writes.append((key, value))
-    scripts = [text for attr, text in element.attrib.items() if attr in CONDITION_ATTRIBUTES]
-    if node_id == "Script":
-        scripts.append(element.attrib.get("code", ""))
-    for code in scripts:
+    for code in element_scripts(element, node_id):
         for key, literal in _LITERAL_ASSIGNMENT.findall(code):
             writes.append((key, literal[1:-1] if literal.startswith("'") else literal))
     return writes
@@ -220,23 +226,22 @@ class _LiteralWalker(_Walker):
 
     def walk(self, element: Element, scope: _Scope, stack: tuple[str, ...], depth: int) -> None:
         if element.tag != "SubTree" and depth <= MAX_DEPTH:
-            node_id = element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_TAGS else element.tag
-            self.literals.extend((scope.resolve(key), text, element) for key, text in literal_writes(element, node_id))
+            self.literals.extend((scope.resolve(key), text, element)
+                                 for key, text in literal_writes(element, node_id_of(element)))
         super().walk(element, scope, stack, depth)
 
 
-def _refusal(read: _Read, text: str, registry: NodeRegistry) -> tuple[str, str] | None:
-    """(port, message) when a port of the reading node that reads ``read.key`` refuses ``text``."""
-    element = read.element
-    node_id = element.attrib.get("ID", "").strip() if element.tag in EXPLICIT_TAGS else element.tag
+def port_refusal(element: Element, key: str, value: Any, registry: NodeRegistry) -> tuple[str, str] | None:
+    """(port, message) when a port of ``element`` that reads the entry ``key`` refuses ``value``
+    (its type or its ``check_value``: a range, a clip's name); None when every one takes it."""
+    node_id = node_id_of(element)
     cls = registry.get(node_id).cls if node_id in registry else None
-    check = getattr(cls, "check_value", None)
-    for attr, value in element.attrib.items() if check is not None else ():
+    for attr, text in element.attrib.items() if cls is not None else ():
         port = cls.port(attr)
         try:
-            if port is None or port.direction == "out" or reference_key(value, attr) != read.key:
+            if port is None or port.direction == "out" or reference_key(text, attr) != key:
                 continue
-            message = check(attr, coerce(text, port.type))
+            message = cls.check_value(attr, coerce(value, port.type))
         except (PortError, ValueError) as err:
             message = str(err)
         if message:
@@ -253,11 +258,10 @@ def refused_literals(trees: dict[str, Element], roots: Iterable[str], registry: 
         walker.walk_tree(tree_id, walker.new_scope(), ())
         for entry, text, writer in walker.literals:
             for read in (r for r in walker.reads if r.entry == entry):
-                refused = _refusal(read, text, registry)
+                refused = port_refusal(read.element, read.key, text, registry)
                 if refused is None:
                     continue
-                reader = read.element.attrib.get("ID", read.element.tag) if read.element.tag in EXPLICIT_TAGS \
-                    else read.element.tag
+                reader = node_id_of(read.element)
                 message = (f"{text!r} written to {entry[1]!r} here is read by {reader} port '{refused[0]}' "
                            f"({Path(read.element.file or '').name}:{read.element.line}): {refused[1]}")
                 warnings.setdefault((writer.file or "", writer.line or 0, message),
