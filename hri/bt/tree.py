@@ -21,6 +21,7 @@ from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.node import TreeNode
 from hri.bt.node_status import TickResult, is_completed
+from hri.bt.status import preorder
 
 MAX_TICKS_PER_TICK_ONCE = 1000
 """Most root ticks one :meth:`Tree.tick_once` makes while nodes keep asking for wake-ups."""
@@ -69,10 +70,4 @@ class Tree:
 
     def nodes(self) -> list[TreeNode]:
         """Every node, parents before children (subtrees expanded)."""
-        out: list[TreeNode] = []
-        stack = [self.root]
-        while stack:
-            node = stack.pop()
-            out.append(node)
-            stack.extend(reversed(node.children))
-        return out
+        return [node for _, node in preorder(self.root)]
