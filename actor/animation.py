@@ -52,8 +52,8 @@ from defusedxml import ElementTree
 from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, BodyPose, PoseTable, blend
 from hri.actor.quaternions import (Q_IDENTITY, Q_MODEL_TO_WORLD, model_to_person, person_euler, person_to_model,
                                    qaxis, qconj, qmatrix, qmul, qslerp, qyaw, smoothstep)
-from hri.errors import HriError
-from hri.yaml_values import load as load_yaml
+from hri.base.errors import HriError
+from hri.base.yaml_values import load as load_yaml
 
 SCALE = 0.25
 URDF_PATH = "humanoid/humanoid.urdf"

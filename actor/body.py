@@ -17,7 +17,7 @@ from hri.actor.animation import CLIP_TABLE_RATE, FOOT_SOLE, SCALE, URDF_PATH, Cl
 from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, BodyPose
 from hri.kinematics import Chain
 from hri.actor.quaternions import Q_MODEL_TO_WORLD, qrotate
-from hri.quiet import c_output_silenced
+from hri.base.quiet import c_output_silenced
 
 
 HAND_LINK = "right_wrist"
@@ -202,7 +202,7 @@ def clip_speeds(clips: ClipLibrary) -> tuple[dict[str, float], float]:
     process has not measured yet (about 0.3 s for the default library) is measured on a
     PyBullet client of its own, disconnected before returning: the run's body, perhaps in a
     window, is not posed through every clip, and a process that forks the workers of a batch
-    (:mod:`hri.worker_preload`) can measure them once for all of them, with nothing open."""
+    (:mod:`hri.batch.worker_preload`) can measure them once for all of them, with nothing open."""
     wanted = {name: (clips.get(name), 0.0) for name in clips.names() if name != clips.WALK}
     walk = (clips.walk, clips.walk.natural_speed)
     missing = [key for key in (*wanted.values(), walk) if key not in _FASTEST_POINT]

@@ -12,9 +12,9 @@ import yaml
 
 from hri.actor.animation import _JOINT_NAMES, HINGE_SIGN, ClipLibrary
 from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS
-from hri.errors import HriError
-from hri.numbers import is_number
-from hri.yaml_values import check_collections, scalar_value
+from hri.base.errors import HriError
+from hri.base.numbers import is_number
+from hri.base.yaml_values import check_collections, scalar_value
 
 _CLIP_KEYS = ("name", "duration", "keyframes", "anchor_feet")
 _KEYFRAME_KEYS = ("time", "root", "joints")
@@ -25,7 +25,7 @@ _AXES = ("forward", "left", "up")
 def check_clip(data: bytes | str, file: str) -> None:
     """Check the text of a keyframe clip file (format: the comment in ``assets/actor/clips``).
 
-    Raises :class:`~hri.errors.HriError` ``FILE:LINE: message`` on the first problem:
+    Raises :class:`~hri.base.errors.HriError` ``FILE:LINE: message`` on the first problem:
     malformed YAML, unknown or missing keys, wrong types, negative durations, keyframe
     times that do not run from 0 up to the duration, unknown joints or rotation axes.
     """

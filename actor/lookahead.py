@@ -1,6 +1,6 @@
 """What the safety monitor asks of the person between its steps, answered without posing it.
 
-The person is posed at its own rate (:mod:`hri.sim`), the safety monitor looks every physics
+The person is posed at its own rate (:mod:`hri.run.sim`), the safety monitor looks every physics
 step. :class:`SafetyLookahead`, a part of :class:`~hri.actor.plugin.ActorPlugin`, answers
 from the plugin's state: where the pelvis is at a time after the last step (the walk, turns,
 the gait's sway, clips and blends, from the pelvis offsets alone: the same numbers a step
@@ -17,7 +17,7 @@ from hri.actor.body import pelvis_position
 from hri.actor.pose import BodyPose, blend_root
 from hri.actor.protocol import ActorState
 from hri.actor.quaternions import smoothstep
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 
 #: How fast (m/s) any point of the body may move while walking, turning or blending from one
 #: pose into another: a foot swinging forward while walking moves up to 4.4 m/s in the

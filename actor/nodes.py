@@ -22,7 +22,7 @@ from hri.actor.server import GoalStatus
 from hri.actor.service import ActorClient, GoalHandle
 from hri.bt.node import BTNode, ServiceCallNode
 from hri.bt.ports import Port
-from hri.geometry import Area, Pose
+from hri.base.geometry import Area, Pose
 from hri.net import Future
 
 _RESULT = {GoalStatus.SUCCEEDED: Status.SUCCESS, GoalStatus.FAILED: Status.FAILURE,

@@ -15,7 +15,7 @@ States (:class:`~hri.actor.protocol.ActorState`):
 Messages come from ``endpoint.receive()`` (drained every step), feedback goes to
 ``endpoint.send()``: on every state change, and every step while in MOVEMENT or ANIMATION.
 The simulation steps the plugin at the person's rate (every physics step while the person is
-near the robot; see :mod:`hri.sim`); a step after a pause first catches up.
+near the robot; see :mod:`hri.run.sim`); a step after a pause first catches up.
 A failed action (unknown animation, invalid speed) answers at once with IDLE and progress 0,
 and the feedback's ``failure`` says why (:class:`~hri.actor.protocol.ActorFailure`).
 An ActionMessage with state IDLE cancels the running action.
@@ -35,7 +35,7 @@ from hri.actor.pose import BodyPose, blend, blend_root
 from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorFailure, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 
 #: Amplitude of the stepping animation while turning in place (fraction of the walk cycle).
 TURN_STEP_AMPLITUDE = 0.35

@@ -19,7 +19,7 @@ import enum
 import struct
 from dataclasses import dataclass
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 
 PROTOCOL_VERSION = 1
 ACTION_MAGIC = 0x41495248  # b"HRIA" read as little-endian uint32

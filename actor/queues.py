@@ -1,6 +1,6 @@
 """The actor's two message queues: actions (server -> plugin) and feedback (plugin -> server).
 
-Both are created by the run's :class:`~hri.mqueue.RunQueues` (per-run names, mode 0600,
+Both are created by the run's :class:`~hri.base.mqueue.RunQueues` (per-run names, mode 0600,
 registered and unlinked when the run ends) as ``<prefix>-actor-action`` and
 ``<prefix>-actor-feedback``. All operations but ``wait()`` are non-blocking:
 
@@ -11,7 +11,7 @@ registered and unlinked when the run ends) as ``<prefix>-actor-action`` and
   (keep-last; counted in ``PluginEndpoint.overwritten``).
 - A full action queue raises :class:`QueueFullError` (the plugin is not reading its actions).
 - ``wait(timeout_s)`` is ``receive()`` for an end in a process of its own: it waits for the
-  next message (:func:`hri.mqueue.receive_waiting`: polling briefly, then asleep).
+  next message (:func:`hri.base.mqueue.receive_waiting`: polling briefly, then asleep).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Callable, Generic, TypeVar
 
 import posix_ipc
 
-from hri.mqueue import SPIN_S, MQueueError, QueueFullError, RunQueues, receive_waiting, system_limits
+from hri.base.mqueue import SPIN_S, MQueueError, QueueFullError, RunQueues, receive_waiting, system_limits
 
 from .protocol import (ACTION_SIZE, FEEDBACK_SIZE, ActionMessage, FeedbackMessage,
                        ProtocolError)

@@ -24,7 +24,7 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
-from hri.geometry import furniture_footprint
+from hri.base.geometry import furniture_footprint
 
 #: Half the width of a walking person with swinging arms (m): the default clearance.
 CLEARANCE_M = 0.35

@@ -26,8 +26,8 @@ import enum
 import math
 from dataclasses import dataclass, field
 
-from hri.errors import HriError
-from hri.geometry import Pose
+from hri.base.errors import HriError
+from hri.base.geometry import Pose
 
 from .protocol import ActionMessage, ActorFailure, ActorState, FeedbackMessage
 
@@ -139,7 +139,7 @@ class ActorServer:
         """Drain the feedback queue and update the goal. Returns how many were read.
 
         With the simulated time ``now``: a goal that has heard nothing from the plugin for
-        ``FEEDBACK_TIMEOUT_S`` raises :class:`~hri.errors.HriError` (the plugin hangs or is
+        ``FEEDBACK_TIMEOUT_S`` raises :class:`~hri.base.errors.HriError` (the plugin hangs or is
         gone), instead of waiting for ever.
         """
         count = 0

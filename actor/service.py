@@ -30,11 +30,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from hri.errors import HriError
-from hri.geometry import Pose
+from hri.base.errors import HriError
+from hri.base.geometry import Pose
 from hri.net import Client, Future, Request, Service, Subscription
 from hri.net.errors import failure_reason
-from hri.numbers import is_number
+from hri.base.numbers import is_number
 
 from .protocol import ActorFailure, ProtocolError
 from .queues import QueueFullError

@@ -29,7 +29,7 @@ import numpy as np
 from hri.bt import TreeContext, default_registry, load_tree_text
 from hri.bt.blackboard import Blackboard
 from hri.bt.scripting import ScriptError, ScriptSyntaxError, parse_script
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 BUDGET_US = 10.0
 CASES: list[tuple[str, dict[str, Any]]] = [

@@ -38,8 +38,8 @@ void count_stop(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; CALLGRIN
 
 CHILD = """
 import ctypes, sys
-from hri.scenario import load_scenario
-from hri.sim import Simulation
+from hri.scenario.load import load_scenario
+from hri.run.sim import Simulation
 helper = ctypes.CDLL(sys.argv[1])
 with Simulation(load_scenario(sys.argv[2]), seed=int(sys.argv[5])) as sim:
     sim.run(float(sys.argv[4]))

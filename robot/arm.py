@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
 from hri.robot.scene import PlanningScene, load_arm, read_joint_model
-from hri.numbers import is_number
+from hri.base.numbers import is_number
 
 DEFAULT_URDF = Path(__file__).resolve().parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
 

@@ -8,7 +8,7 @@ RobotMove brings the arm to a controlled stop; the arm keeps the target, so the 
 RobotMove to the same target resumes it. SetGripper asks the ``parts`` service.
 
 :func:`arm_targets` tells which of the scenario's areas and poses a robot tree moves the tool
-to, for the scenario's reach check (``hri.scenario``).
+to, for the scenario's reach check (``hri.scenario.load``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hri.bt.keys import _Walker
 from hri.bt.node import BTNode, ServiceCallNode
 from hri.bt.ports import Port, PortError, reference_key, to_pose
 from hri.bt.tree_files import Element
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.net import Future
 from hri.robot.motion import MotionStatus
 from hri.robot.service import MoveHandle

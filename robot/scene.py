@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pybullet as p
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.kinematics import Chain, IkSettings
 
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step

@@ -31,12 +31,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hri.errors import HriError
-from hri.geometry import Pose
+from hri.base.errors import HriError
+from hri.base.geometry import Pose
 from hri.kinematics.service import AXIS_STREAM, kinematics_service
 from hri.net import Client, Future, Request, Service, Setpoint, Subscription
 from hri.net.errors import failure_reason
-from hri.numbers import is_number
+from hri.base.numbers import is_number
 
 from .motion import MotionStatus
 

@@ -11,7 +11,7 @@ IMG=docs/images
 RUN=runs/seed10  # named as in the docs: the tree picture's caption shows it
 rm -rf "$RUN"
 
-$PY -m hri.snapshot $IMG/workcell.png --time 4 --seed 10
+$PY -m hri.view.snapshot $IMG/workcell.png --time 4 --seed 10
 $PY scripts/live_view_still.py $IMG/live_view.png --time 3
 $HRI run coexistence --duration 15 --seed 10 --record $IMG/recording.gif --record-size 480x270 --record-fps 8 >/dev/null
 $HRI run coexistence --duration 600 --seed 10 --out "$RUN" >/dev/null

@@ -4,7 +4,7 @@ The case format and the outcome are those of :mod:`btcpp_oracle`: the same XML, 
 test leaves (``TestAction``, ``TestCondition``: each call returns the next status of the
 leaf's list and is logged), the same number of ``tick_once()`` calls, and the root
 blackboard printed the way BehaviorTree.CPP prints it. A load error or a tick that raises
-is an outcome too (any :class:`~hri.errors.HriError`; a traceback of another kind is a bug
+is an outcome too (any :class:`~hri.base.errors.HriError`; a traceback of another kind is a bug
 and propagates).
 """
 
@@ -19,7 +19,7 @@ from hri.bt import Blackboard, BTNode, TreeContext, default_registry, load_tree_
 from hri.bt.blackboard import EMPTY
 from hri.bt.node_status import TickResult, parse_status, status_name
 from hri.bt.scripting import format_value
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 
 class _Leaves:

@@ -17,14 +17,14 @@ from hri.actor.protocol import ActionMessage, ActorFailure, ActorState, Feedback
 from hri.actor.server import ActorServer, GoalStatus
 from hri.actor.service import ActorClient, GoalHandle
 from hri.bt import default_registry
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.net import Future
 from hri.net.errors import (CallTimeout, Cancelled, CodecError, DiscoveryError, QueueFull, RemoteError,
                             failure_reason)
-from hri.scenario import load_scenario
-from hri.sim import run_scenario
-from hri.stats import RunStats, format_table
-from hri.validate import validate_tree
+from hri.scenario.load import load_scenario
+from hri.run.sim import run_scenario
+from hri.run.stats import RunStats, format_table
+from hri.cli.validate import validate_tree
 
 DT = 1.0 / 240.0
 PRESETS = Path(__file__).resolve().parents[1] / "scenarios"

@@ -16,7 +16,7 @@ from hri.actor.quaternions import qrotate
 from hri.actor.plugin import ActorPlugin
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 
 DT = 1.0 / 240.0
 NAMED_CLIPS = ["standing_extend_arm", "standing_retract_arm", "standing_to_low", "low_inspect",

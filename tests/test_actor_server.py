@@ -13,8 +13,8 @@ from hri.actor.protocol import (ACTION_MAGIC, ACTION_SIZE, FEEDBACK_MAGIC, FEEDB
                                 ProtocolError)
 from hri.actor.queues import ActorLink
 from hri.actor.server import ActorServer, Goal, GoalStatus
-from hri.geometry import Pose
-from hri.mqueue import RunQueues
+from hri.base.geometry import Pose
+from hri.base.mqueue import RunQueues
 
 
 class FakePlugin:

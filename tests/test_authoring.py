@@ -13,8 +13,8 @@ from hri.bt.catalogue import BTCPP_BUILTIN_IDS, tree_nodes_model_xml
 from hri.bt.keys import TreeWarning
 from hri.bt.plugins import load_entry_point_plugins, load_plugins
 from hri.bt.render import build_draw_tree, layout, render_file
-from hri.errors import HriError
-from hri.validate import validate_files, validate_tree
+from hri.base.errors import HriError
+from hri.cli.validate import validate_files, validate_tree
 from test_cli import _one_error_line as one_error_line
 from test_cli import hri
 

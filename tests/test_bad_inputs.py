@@ -6,7 +6,7 @@ the command-line mistakes (``--set`` values, options, missing files) with theirs
 with a non-zero exit, exactly that one line on stderr, and no traceback; ``hri run`` must fail
 before the simulation starts and write no output folder.
 
-``hri validate`` runs in this process (``hri.cli.main``: ~85 files in a few seconds); the
+``hri validate`` runs in this process (``hri.cli.main.main``: ~85 files in a few seconds); the
 ``hri run`` cases run the installed command in a subprocess, as a user would.
 """
 
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hri.cli import main
-from hri.scenario import preset_path
+from hri.cli.main import main
+from hri.scenario.load import preset_path
 
 DIR = Path(__file__).parent.resolve() / "bad_inputs"
 MANIFEST = yaml.safe_load((DIR / "expected.yaml").read_text())

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hri.batch import build_results, parse_sweep, run_seeds, split_top_level
-from hri.cli import main
-from hri.files import plain_file_mode
-from hri.stats import WALL_CLOCK_KEYS
+from hri.batch.batch import build_results, parse_sweep, run_seeds, split_top_level
+from hri.cli.main import main
+from hri.base.files import plain_file_mode
+from hri.run.stats import WALL_CLOCK_KEYS
 
-HRI = [sys.executable, "-m", "hri.cli"]
+HRI = [sys.executable, "-m", "hri.cli.main"]
 AREAS_OK = ("{table_left: [[0.5,0.55],[1.0,0.55],[1.0,1.0],[0.5,1.0]], "
             "table_right: [[1.6,0.55],[2.1,0.55],[2.1,1.0],[1.6,1.0]], "
             "inspection_area: [[0.6,1.8],[2.2,1.8],[2.2,2.2],[0.6,2.2]]}")
@@ -194,12 +194,12 @@ def test_ray_missing_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_a_local_worker_starts_with_the_simulator_imported_and_the_clips_built() -> None:
     """The forkserver imports the simulator, builds the clips, reads their names and measures
-    how fast each moves the body, once (hri/worker_preload.py); a worker forked from it asks
+    how fast each moves the body, once (hri/batch/worker_preload.py); a worker forked from it asks
     for none of them (each spent about 0.9 s on the first two and 0.3 s on the last before),
     and no PyBullet client is open in it."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from hri.backends import worker_context
+    from hri.batch.backends import worker_context
 
     animation = "__import__('hri.actor.animation', fromlist=['_'])"
     clips_built = f"{animation}.ClipLibrary.default.cache_info().currsize"
@@ -209,7 +209,7 @@ def test_a_local_worker_starts_with_the_simulator_imported_and_the_clips_built()
     clip_count = f"len({animation}.ClipLibrary.default().names())"
     connected = "[c for c in range(8) if __import__('pybullet').isConnected(physicsClientId=c)]"
     with ProcessPoolExecutor(max_workers=1, mp_context=worker_context()) as pool:
-        assert pool.submit(eval, "'hri.sim' in __import__('sys').modules").result() is True
+        assert pool.submit(eval, "'hri.run.sim' in __import__('sys').modules").result() is True
         assert pool.submit(eval, clips_built).result() == 1
         assert pool.submit(eval, names_read).result() == 1
         measured = pool.submit(eval, speeds).result()
@@ -224,8 +224,8 @@ def test_clip_speeds_measured_apart_are_those_of_a_body_in_the_run(monkeypatch: 
     the run's own body is not posed through the clips (in a window, it would flail)."""
     from hri.actor import body
     from hri.actor.animation import ClipLibrary
-    from hri.scenario import load_scenario
-    from hri.sim import Simulation
+    from hri.scenario.load import load_scenario
+    from hri.run.sim import Simulation
 
     clips = ClipLibrary.default()
     monkeypatch.setattr(body, "_FASTEST_POINT", {})
@@ -246,7 +246,7 @@ def test_the_worker_server_is_ready_when_started() -> None:
     """``start_worker_server`` returns once the forkserver has done its preload, so the first
     batch a benchmark times does not wait for it (starting the server alone returns at once)."""
     probe = ("from multiprocessing import forkserver\n"
-             "from hri.backends import start_worker_server\n"
+             "from hri.batch.backends import start_worker_server\n"
              "start_worker_server()\n"
              "maps = open(f'/proc/{forkserver._forkserver._forkserver_pid}/maps').read()\n"
              "print('pybullet' in maps)\n")

@@ -26,10 +26,10 @@ from hri.bench.bare_pybullet import ArmCommands, build_bare_world, step_bare_mov
 from hri.bench.registry import ON_REQUEST
 from hri.bench.report import print_report
 from hri.bench.step_breakdown import COMPONENTS, STEP_KINDS, ExclusiveTimer, instrument, instrumented_step, measure_once, per_step
-from hri.errors import HriError
-from hri.files import is_alive
-from hri.scenario import PRESETS, load_scenario
-from hri.sim import Simulation
+from hri.base.errors import HriError
+from hri.base.files import is_alive
+from hri.scenario.load import PRESETS, load_scenario
+from hri.run.sim import Simulation
 
 TINY = BenchSettings(scenarios=("coexistence",), duration_s=0.5, repeat=2, messages=300, batch_runs=2,
                      batch_workers=2, memory_duration_s=3.0)

@@ -10,7 +10,7 @@ import pytest
 from py_trees.common import Status
 
 from bt_harness import F, R, S, Harness
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 
 def test_sequence_does_not_retick_earlier_children_and_restarts_after_halt(tmp_path):

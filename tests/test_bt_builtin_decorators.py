@@ -21,7 +21,7 @@ from bt_harness import F, R, S, Harness
 from hri.bt import Port, default_registry
 from hri.bt import SKIPPED
 from hri.bt.tree import MAX_TICKS_PER_TICK_ONCE as MAX_LOOPS_PER_TICK
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 @pytest.fixture
 def wall_clock_jumps(monkeypatch):

@@ -8,7 +8,7 @@ from py_trees.common import Status
 
 from hri.bt import Blackboard, TreeContext, default_registry, load_tree
 from hri.bt.ports import Quaternion, Weights, coerce, convert
-from hri.geometry import Area, Pose
+from hri.base.geometry import Area, Pose
 
 
 def test_blackboard_scopes_remapping_and_autoremap():
@@ -157,7 +157,7 @@ def test_set_blackboard_into_an_entry_without_type_leaves_it_empty(tmp_path):
 
 
 def test_missing_blackboard_entry_at_tick_is_a_located_error(tmp_path):
-    from hri.errors import HriError
+    from hri.base.errors import HriError
 
     with pytest.raises(HriError) as info:
         run(tmp_path, '<GenerateXYPose area="{nowhere}" pose="{p}"/>')
@@ -169,7 +169,7 @@ def test_a_port_declares_its_range_and_every_value_is_checked_against_it(tmp_pat
     """One declaration (Port low/high/above) checks a literal when the tree loads and a value
     read from the blackboard when the node ticks."""
     from hri.bt import BTNode, Port, load_tree_text
-    from hri.errors import HriError
+    from hri.base.errors import HriError
 
     class Gain(BTNode):
         PORTS = (Port("gain", "in", float, description="0..1", low=0.0, high=1.0),

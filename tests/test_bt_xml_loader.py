@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from py_trees.common import Status
 
 from hri.bt import Blackboard, TreeContext, default_registry, load_tree, validate_file
-from hri.errors import HriError
-from hri.geometry import Pose
+from hri.base.errors import HriError
+from hri.base.geometry import Pose
 
 REGISTRY = default_registry()
 

@@ -21,8 +21,8 @@ from hri.bt.decorators import SubTreeNode
 from hri.bt.tree_files import Element, structure
 from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import dump_yaml, looks_like_tree_file, parse_yaml
-from hri.errors import HriError
-from hri.geometry import Pose
+from hri.base.errors import HriError
+from hri.base.geometry import Pose
 
 REGISTRY = default_registry()
 ROOT = Path(__file__).parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hri.stats import WALL_CLOCK_KEYS
+from hri.run.stats import WALL_CLOCK_KEYS
 
 HRI = shutil.which("hri") or str(Path(sys.executable).parent / "hri")
 STAT_KEYS = {"scenario", "seed", "sim_time_s", "wall_time_s", "real_time_factor", "zone_time_s", "zone_entries",

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from hri.cli import _build_parser, main
+from hri.cli.main import _build_parser, main
 
 
 def test_version(capsys):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hri.bt.tree_files import Element, structure
 from hri.bt.xml_text import dump_xml, parse_xml
 from hri.bt.yaml_format import dump_yaml, parse_yaml
-from hri.cli import main
+from hri.cli.main import main
 from test_authoring import PLUGIN
 from test_cli import hri
 
@@ -208,7 +208,7 @@ def test_a_failed_write_leaves_the_old_file_and_nothing_else(tmp_path, convert, 
     def full_disk(src, dst):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("hri.files.os.replace", full_disk)
+    monkeypatch.setattr("hri.base.files.os.replace", full_disk)
     assert convert(source, "--force") == (1, "", [f"{old}: cannot write: No space left on device"])
     assert old.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["t.xml", "t.yaml"]
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from hri.errors import HriError
-from hri.faults import Fault, parse_faults, random_fault
-from hri.scenario import load_scenario
-from hri.sim import run_scenario
+from hri.base.errors import HriError
+from hri.run.faults import Fault, parse_faults, random_fault
+from hri.scenario.load import load_scenario
+from hri.run.sim import run_scenario
 from test_cli import hri
 
 

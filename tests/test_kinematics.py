@@ -19,7 +19,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.kinematics import (Chain, cartesian_line, cartesian_waypoints, geometry_pose, joint_path,
                             pose_matrix, pose_tuple, read_urdf, sample_times, solve_path, trapezoid)
 from hri.kinematics.transforms import (invert, log_rotation, matrix_quaternion, quaternion_matrix,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from hri.errors import HriError
+from hri.base.errors import HriError
 from hri.kinematics import Chain
 from hri.kinematics.service import AXIS_STREAM, kinematics_service
 from hri.net import Broker, Network, Node

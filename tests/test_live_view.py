@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hri.mqueue import queue_exists
+from hri.base.mqueue import queue_exists
 from test_cli import HRI, _one_error_line
 from virtual_display import VirtualDisplay, missing_tools, wait_for_run_queues
 

@@ -1,4 +1,4 @@
-"""hri.mqueue: per-run POSIX message queues, private, registered and always removed."""
+"""hri.base.mqueue: per-run POSIX message queues, private, registered and always removed."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from pathlib import Path
 import posix_ipc
 import pytest
 
-from hri import mqueue
+from hri.base import mqueue
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.queues import ActorLink, QueueFullError
-from hri.geometry import Pose
-from hri.mqueue import MQueueError, RunQueues, cleanup_stale, queue_exists
+from hri.base.geometry import Pose
+from hri.base.mqueue import MQueueError, RunQueues, cleanup_stale, queue_exists
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_an_existing_sigterm_handler_is_left_alone(registry):
 
 CHILD = textwrap.dedent("""
     import json, sys, time
-    from hri.mqueue import RunQueues
+    from hri.base.mqueue import RunQueues
     from hri.actor.queues import ActorLink
     with RunQueues(sys.argv[1]) as rq:
         link = ActorLink(rq)

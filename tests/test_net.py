@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from hri.errors import HriError
+from hri.base.errors import HriError
 from hri.net import (Broker, BrokerClient, CallTimeout, Cancelled, CodecError, DiscoveryError, Frame,
                      Kind, NetError, Network, Node, QueueFull, Service, ServiceRecord, broker_service,
                      decode_frame, decode_value, encode_frame, encode_value)

@@ -13,7 +13,7 @@ import numpy as np
 import posix_ipc
 import pytest
 
-from hri.mqueue import RunQueues, queue_exists
+from hri.base.mqueue import RunQueues, queue_exists
 from hri.net import (Broker, CallTimeout, CodecError, MqEndpoint, MqTransport, NetError, Node,
                      QueueFull, Service, broker_service)
 

@@ -2,7 +2,7 @@
 dynamic) or on the conveyor (where they ride the belt to its end and are delivered).
 
 The robot here is a stand-in: a bodiless marker whose tool pose the test sets, so that only
-:class:`hri.parts.PartManager` is under test.
+:class:`hri.workcell.parts.PartManager` is under test.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from hri.geometry import Pose
-from hri.parts import PartManager, Sink
-from hri.scenario import load_scenario
-from hri.world import build_world
+from hri.base.geometry import Pose
+from hri.workcell.parts import PartManager, Sink
+from hri.scenario.load import load_scenario
+from hri.workcell.world import build_world
 
 DT = 1.0 / 240.0
 
@@ -230,8 +230,8 @@ def test_a_view_sees_the_riding_parts_where_they_are_and_does_not_change_the_run
     """Parts on a belt are put into PyBullet only before something looks at them: a view (a
     window, a video) finds them where they are on every step, and with or without a view the
     run is the same (they push nothing, so when they are put there cannot matter)."""
-    from hri.sim import Simulation
-    from hri.stats import WALL_CLOCK_KEYS
+    from hri.run.sim import Simulation
+    from hri.run.stats import WALL_CLOCK_KEYS
 
     def run(observers):
         with Simulation(load_scenario("cooperation"), seed=1, observers=observers) as sim:

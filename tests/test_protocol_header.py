@@ -18,7 +18,7 @@ import pytest
 from hri.actor import protocol
 from hri.actor.protocol import (ACTION_FORMAT, ACTION_SIZE, FEEDBACK_FORMAT, FEEDBACK_SIZE,
                                 ActionMessage, ActorFailure, ActorState, FeedbackMessage)
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 
 HEADER = Path(protocol.__file__).with_name("actor_protocol.h")
 

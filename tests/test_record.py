@@ -10,12 +10,12 @@ import pybullet as p
 import pytest
 from PIL import Image
 
-from hri.errors import HriError
-from hri.record import Recorder, parse_size, project, render_frame, room_camera
-from hri.scenario import load_scenario
-from hri.sim import Simulation
-from hri.stats import WALL_CLOCK_KEYS
-from hri.world import build_world, draw_zones
+from hri.base.errors import HriError
+from hri.view.record import Recorder, parse_size, project, render_frame, room_camera
+from hri.scenario.load import load_scenario
+from hri.run.sim import Simulation
+from hri.run.stats import WALL_CLOCK_KEYS
+from hri.workcell.world import build_world, draw_zones
 from test_cli import _one_error_line as one_error_line
 from test_cli import hri
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hri.record import AXIS_COLOUR, AXIS_LENGTH_M, _font, camera_matrices, draw_axes, project
+from hri.view.record import AXIS_COLOUR, AXIS_LENGTH_M, _font, camera_matrices, draw_axes, project
 
 
 def test_the_axes_are_drawn_from_the_origin_corner_along_x_and_y():

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from hri import plots
-from hri.cli import main
-from hri.report import Batch, load, stats_command, summarize, t_quantile, welch
+from hri.batch import plots
+from hri.cli.main import main
+from hri.batch.report import Batch, load, stats_command, summarize, t_quantile, welch
 
 HRI = str(Path(sys.executable).with_name("hri"))
 

@@ -16,7 +16,7 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.robot.arm import MotionStatus, RobotArm, RobotConfig
 from hri.robot.scene import quaternion_angle
 

@@ -9,8 +9,8 @@ import pytest
 from shapely.geometry import LineString, Point, box
 
 from hri.actor.route import WalkingArea
-from hri.geometry import furniture_footprint
-from hri.scenario import load_scenario
+from hri.base.geometry import furniture_footprint
+from hri.scenario.load import load_scenario
 
 ROOM = box(0.0, 0.0, 8.0, 6.0)
 TABLE = box(3.0, 1.0, 4.0, 4.0)  # 1 m x 3 m, across the straight walk below

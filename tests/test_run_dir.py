@@ -1,4 +1,4 @@
-"""A run directory keeps what ran (hri.run_dir): plots from it, ``hri run --from``, refusals."""
+"""A run directory keeps what ran (hri.run.run_dir): plots from it, ``hri run --from``, refusals."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hri import plots
-from hri.cli import main
-from hri.report import stats_command
-from hri.run_dir import MANIFEST, SCENARIO, load_kept_run
-from hri.scenario import load_scenario
-from hri.stats import WALL_CLOCK_KEYS
+from hri.batch import plots
+from hri.cli.main import main
+from hri.batch.report import stats_command
+from hri.run.run_dir import MANIFEST, SCENARIO, load_kept_run
+from hri.scenario.load import load_scenario
+from hri.run.stats import WALL_CLOCK_KEYS
 
 REPO = Path(__file__).resolve().parents[1]
 ZONE = [[0, 0], [6, 0], [6, 5], [0, 5]]

@@ -12,13 +12,13 @@ import pytest
 
 from hri.actor.animation import ClipLibrary
 from hri.actor.body import HumanoidBody
-from hri.errors import SafetyViolation
-from hri.geometry import Area, Pose
-from hri.monitor import SPEED_EVERY, SafetyLimits, SafetyMonitor, ZoneTracker, zone_of
+from hri.base.errors import SafetyViolation
+from hri.base.geometry import Area, Pose
+from hri.run.monitor import SPEED_EVERY, SafetyLimits, SafetyMonitor, ZoneTracker, zone_of
 from hri.robot.arm import RobotArm, RobotConfig
-from hri.scenario import load_scenario
-from hri.sim import Simulation
-from hri.stats import EventLog, RunStats
+from hri.scenario.load import load_scenario
+from hri.run.sim import Simulation
+from hri.run.stats import EventLog, RunStats
 from test_cli import hri
 
 LIMITS = SafetyLimits(0.1, 0.6, 0.8, 0.002, 0.02)

@@ -2,11 +2,11 @@
 
 import pytest
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.net import Broker, Network, Node
-from hri.safety_link import POSE_STREAM, QUERY, SafetyClient, SafetyService
-from hri.scenario import load_scenario
-from hri.sim import run_scenario
+from hri.run.safety_link import POSE_STREAM, QUERY, SafetyClient, SafetyService
+from hri.scenario.load import load_scenario
+from hri.run.sim import run_scenario
 from test_cli import _one_error_line, hri
 
 TICK = 0.05  # the trees' period (20 Hz)
@@ -73,7 +73,7 @@ def test_the_robot_tree_is_sent_the_pelvis_where_the_monitor_sees_it():
     """Before the trees tick, the safety stream carries the person's pose now: the pelvis the
     monitor decided the zone from, not the last posing of the body (up to 50 ms old, or newer
     where the monitor posed the body for a query)."""
-    from hri.sim import Simulation
+    from hri.run.sim import Simulation
 
     sent = []
     with Simulation(load_scenario("collaboration"), seed=0) as sim:

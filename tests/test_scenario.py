@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from hri.errors import HriError
-from hri.scenario import load_scenario, preset_path
+from hri.base.errors import HriError
+from hri.scenario.load import load_scenario, preset_path
 
 PRESET = preset_path("coexistence")
 
@@ -86,7 +86,7 @@ def test_set_reaches_optional_keys_a_file_leaves_out():
 
 def test_a_scenario_plugin_adds_a_node_its_tree_uses(tmp_path):
     """`plugins:` in a scenario: a user's module registers a node type, no project change."""
-    from hri.sim import Simulation
+    from hri.run.sim import Simulation
 
     (tmp_path / "wave_nodes.py").write_text(
         "from py_trees.common import Status\n"

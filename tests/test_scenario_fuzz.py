@@ -2,7 +2,7 @@
 
 Two kinds of input: YAML-like text of any shape, and the coexistence preset with one value
 somewhere replaced (or removed) by something of any type. Either loads (then it is a
-Scenario) or fails with :class:`hri.errors.HriError`, one line with a place; never another
+Scenario) or fails with :class:`hri.base.errors.HriError`, one line with a place; never another
 exception (a traceback for the user).
 """
 
@@ -16,8 +16,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hri.errors import HriError
-from hri.scenario import Scenario, load_scenario, preset_path
+from hri.base.errors import HriError
+from hri.scenario.load import Scenario, load_scenario, preset_path
 
 PRESET = yaml.safe_load(preset_path("coexistence").read_text())
 PRESET["trees"] = {role: str((preset_path("coexistence").parent / name).resolve())

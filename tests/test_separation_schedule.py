@@ -8,9 +8,9 @@ import math
 import pybullet as p
 
 from hri.actor import body as actor_body
-from hri.monitor import EXACT_M, PERSON_MAX_SPEED_M_S, SEPARATION_CUTOFF_M
-from hri.scenario import load_scenario
-from hri.sim import Simulation
+from hri.run.monitor import EXACT_M, PERSON_MAX_SPEED_M_S, SEPARATION_CUTOFF_M
+from hri.scenario.load import load_scenario
+from hri.run.sim import Simulation
 
 
 class EveryStep:

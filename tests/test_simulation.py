@@ -6,10 +6,10 @@ from pathlib import Path
 import pybullet
 import pytest
 
-from hri.mqueue import queue_exists
-from hri.scenario import load_scenario
-from hri.sim import Simulation, run_scenario
-from hri.stats import WALL_CLOCK_KEYS
+from hri.base.mqueue import queue_exists
+from hri.scenario.load import load_scenario
+from hri.run.sim import Simulation, run_scenario
+from hri.run.stats import WALL_CLOCK_KEYS
 
 ZONE_WALK = Path(__file__).parent / "data" / "zone_walk_person.xml"
 
@@ -99,7 +99,7 @@ def test_stop_zone_intrusion_is_the_depth_reached_before_the_robot_rests():
     confirmed REST_DWELL_S later and counts from when the rest began)."""
     import shapely
 
-    from hri.monitor import REST_DWELL_S
+    from hri.run.monitor import REST_DWELL_S
 
     scenario = load_scenario("coexistence")
     stop_zone = scenario.zones["stop"].polygon

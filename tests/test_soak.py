@@ -1,5 +1,5 @@
 """The soak: 200 short seeded runs of each scenario, each with a fault injected at a time drawn
-from its seed (``hri.faults.random_fault``). None may end with a traceback, leave a message
+from its seed (``hri.run.faults.random_fault``). None may end with a traceback, leave a message
 queue behind, or end without its statistics file.
 
 Marked ``soak`` (``pytest -m soak`` runs it alone, ``-m "not soak"`` leaves it out); part of
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from hri.errors import HriError
-from hri.faults import random_fault
-from hri.mqueue import RunQueues, _process_alive, queue_exists
-from hri.scenario import load_scenario
-from hri.sim import run_scenario
+from hri.base.errors import HriError
+from hri.run.faults import random_fault
+from hri.base.mqueue import RunQueues, _process_alive, queue_exists
+from hri.scenario.load import load_scenario
+from hri.run.sim import run_scenario
 
 RUNS = 200
 DURATION_S = 4.0
@@ -63,8 +63,8 @@ def created_queues(monkeypatch):
 @pytest.mark.soak
 @pytest.mark.parametrize("name", ["coexistence", "cooperation", "collaboration"])
 def test_faulty_runs_end_cleanly(name, tmp_path, created_queues, monkeypatch):
-    import hri.tree_process
-    monkeypatch.setattr(hri.tree_process, "TREE_TIMEOUT_S", 1.0)  # a hung tree process: given up after 1 s
+    import hri.run.tree_process
+    monkeypatch.setattr(hri.run.tree_process, "TREE_TIMEOUT_S", 1.0)  # a hung tree process: given up after 1 s
     before = _mqueue_listing()
     endings: Counter[str] = Counter()
     for seed in range(RUNS):

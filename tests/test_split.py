@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from hri.mqueue import queue_exists, runtime_dir
-from hri.scenario import load_scenario
-from hri.sim import run_scenario
+from hri.base.mqueue import queue_exists, runtime_dir
+from hri.scenario.load import load_scenario
+from hri.run.sim import run_scenario
 
-HRI = [sys.executable, "-m", "hri.cli"]
+HRI = [sys.executable, "-m", "hri.cli.main"]
 WALL = ("wall_time_s", "real_time_factor")
 
 

@@ -1,14 +1,14 @@
-"""Logs written as a run goes (hri.files.Spool): the same files, memory that stays flat."""
+"""Logs written as a run goes (hri.base.files.Spool): the same files, memory that stays flat."""
 
 from __future__ import annotations
 
 import json
 import os
 
-from hri.files import Spool
-from hri.scenario import load_scenario
-from hri.sim import Simulation, run_scenario
-from hri.stats import write_run
+from hri.base.files import Spool
+from hri.scenario.load import load_scenario
+from hri.run.sim import Simulation, run_scenario
+from hri.run.stats import write_run
 
 
 def test_a_spool_spills_its_items_and_writes_the_same_file(tmp_path):

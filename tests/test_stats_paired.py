@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hri import plots
-from hri.cli import main
-from hri.report import (
+from hri.batch import plots
+from hri.cli.main import main
+from hri.batch.report import (
     Batch,
     RunDir,
     batch_report,
@@ -199,8 +199,8 @@ def test_an_interval_below_zero_is_clipped_and_marked(tmp_path: Path, capsys: py
 
 def test_every_statistic_of_a_run_has_a_known_range() -> None:
     """A statistic added to stats.json must be declared non-negative (or signed) here too."""
-    from hri.report import NON_NEGATIVE, NOT_METRICS
-    from hri.stats import RunStats
+    from hri.batch.report import NON_NEGATIVE, NOT_METRICS
+    from hri.run.stats import RunStats
 
     numeric = {k for k, v in RunStats("x", 1).as_dict().items()
                if not isinstance(v, (str, bool)) and k not in NOT_METRICS}

@@ -19,7 +19,7 @@ from hri.bt.render import build_draw_tree, render_file
 from hri.bt.status import IDLE, STATUS_COLOURS, STATUS_NAMES, NodeState, TreeStatusLog, preorder, statuses_at
 from hri.bt.terminal_view import CHECK_EVERY_STEPS, TreeView, TreesView, visible_lines
 from hri.bt.xml_loader import load_document
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 ROOT = Path(__file__).parent.parent
 TREES = ROOT / "trees"

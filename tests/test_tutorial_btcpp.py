@@ -29,8 +29,8 @@ import pytest
 
 import btcpp_oracle
 import hri_runner
-from hri.cli import main
-from hri.stats import WALL_CLOCK_KEYS
+from hri.cli.main import main
+from hri.run.stats import WALL_CLOCK_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = (ROOT / "docs" / "tutorial_btcpp.md").read_text()

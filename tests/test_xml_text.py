@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hri.bt.xml_text import parse_xml, tinyxml_attributes, tinyxml_value
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 
 def value_of(raw: str, quote: str = '"') -> str:

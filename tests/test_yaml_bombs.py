@@ -3,8 +3,8 @@
 Nine levels of nine aliases make a text of 1 KB that PyYAML composes in microseconds into a
 graph of a few dozen nodes, and that anything walking it (the scenario's values, validation,
 key checks, JSON for a sweep) expands to 9^10 nodes: minutes of CPU and gigabytes. Every reader
-goes through :mod:`hri.yaml_values`, whose composer bounds what aliases add
-(:data:`~hri.yaml_values.MAX_ALIAS_NODES`): a scenario, a ``--set`` value (run and batch), a
+goes through :mod:`hri.base.yaml_values`, whose composer bounds what aliases add
+(:data:`~hri.base.yaml_values.MAX_ALIAS_NODES`): a scenario, a ``--set`` value (run and batch), a
 tree file and a clip. Trees and clips take no aliases at all. Each case here runs under a 2 s
 alarm, so the code before the bound fails in 2 s instead of hanging.
 """
@@ -26,12 +26,12 @@ import yaml
 
 from hri.actor.animation import ClipLibrary
 from hri.actor.clip_check import check_clip
-from hri.batch import make_configs, parse_sweep
+from hri.batch.batch import make_configs, parse_sweep
 from hri.bt.yaml_format import parse_yaml
-from hri.errors import HriError
-from hri.scenario import load_scenario
-from hri.validate import validate_files
-from hri.yaml_values import MAX_ALIAS_NODES, load, load_value
+from hri.base.errors import HriError
+from hri.scenario.load import load_scenario
+from hri.cli.validate import validate_files
+from hri.base.yaml_values import MAX_ALIAS_NODES, load, load_value
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = Path(__file__).resolve().parent / "bad_inputs"
@@ -190,10 +190,10 @@ _MEASURE = """
 import json, sys, time
 from pathlib import Path
 from hri.actor.clip_check import check_clip
-from hri.batch import parse_sweep
+from hri.batch.batch import parse_sweep
 from hri.bt.yaml_format import parse_yaml
-from hri.errors import HriError
-from hri.scenario import load_scenario
+from hri.base.errors import HriError
+from hri.scenario.load import load_scenario
 scenario, value, tree, clip = sys.argv[1:]
 
 

@@ -1,4 +1,4 @@
-"""What a zone entry means for the statistics: a visit, not a crossing (hri.monitor.EntryCounter).
+"""What a zone entry means for the statistics: a visit, not a crossing (hri.run.monitor.EntryCounter).
 
 A person who stands on a border and sways across it four times in 0.8 s makes one visit; the
 robot still reacts to every crossing (the monitor's zone_enter events and the protective
@@ -7,7 +7,7 @@ stop are not smoothed: only the count is).
 
 from __future__ import annotations
 
-from hri.monitor import EntryCounter
+from hri.run.monitor import EntryCounter
 
 
 def crossings(counter: EntryCounter, steps: list[tuple[float, str]], start: str | None = None) -> dict[str, int]:

@@ -12,7 +12,7 @@ One module per benchmark, each with ``run(settings, say) -> dict``:
 :mod:`~hri.bench.runner` runs a selection into one document (``--json``),
 :mod:`~hri.bench.report` draws it as tables, :mod:`~hri.bench.command` is the subcommand.
 :mod:`~hri.bench.registry` names them. Importing this package is cheap (the command line
-only; the rest on first use): ``hri/cli.py`` imports it at every start.
+only; the rest on first use): ``hri/cli/main.py`` imports it at every start.
 """
 
 from __future__ import annotations

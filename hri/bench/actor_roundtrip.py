@@ -4,12 +4,12 @@ One round trip is what a goal costs on the wire: the server builds and sends an
 ActionMessage (encode, ``mq_send``), the plugin receives and decodes it, answers with a
 FeedbackMessage (build, encode, send), and the server receives and decodes that. Both ends
 use the run's own code (:class:`hri.actor.queues.ActorLink` and its endpoints) on queues made
-by :class:`hri.mqueue.RunQueues`.
+by :class:`hri.base.mqueue.RunQueues`.
 
 * ``in_process``: both ends in this process, one after the other (the simulation's mode today).
 * ``split_process``: the plugin's end in a child process; each end waits for the other's
-  message with the endpoints' ``wait`` (:func:`hri.mqueue.receive_waiting`): polling for up
-  to ``hri.mqueue.SPIN_S`` (200 µs), then asleep in a blocking receive (timed, so a dead
+  message with the endpoints' ``wait`` (:func:`hri.base.mqueue.receive_waiting`): polling for up
+  to ``hri.base.mqueue.SPIN_S`` (200 µs), then asleep in a blocking receive (timed, so a dead
   child cannot hang the benchmark). An answer that comes while the waiting end still polls
   costs no wake-up.
 * ``split_process_same_cpu``: the same with both processes pinned to one CPU (Linux); the
@@ -34,11 +34,11 @@ import posix_ipc
 
 from hri.actor.protocol import ActionMessage, ActorState, FeedbackMessage
 from hri.actor.queues import ActorLink, PluginEndpoint, ServerEndpoint
-from hri.backends import worker_context
+from hri.batch.backends import worker_context
 from hri.bench.common import BenchSettings, Say, summary
-from hri.errors import HriError
-from hri.geometry import Pose
-from hri.mqueue import SPIN_S, RunQueues
+from hri.base.errors import HriError
+from hri.base.geometry import Pose
+from hri.base.mqueue import SPIN_S, RunQueues
 
 STOP_NAME = "__bench_stop__"  # the action that ends the child's echo loop
 WARMUP = 200                  # round trips not counted (first touches, the child starting)

@@ -1,11 +1,11 @@
 """Bare PyBullet stepping the same world as a scenario's simulation: the physical limit.
 
-:func:`build_bare_world` makes a DIRECT client with exactly the bodies :class:`hri.sim.Simulation`
+:func:`build_bare_world` makes a DIRECT client with exactly the bodies :class:`hri.run.sim.Simulation`
 creates, in the same order and by the same code: floor, walls and furniture
-(:func:`hri.world.build_world`), the zone patches, the humanoid (:class:`hri.actor.body.HumanoidBody`,
+(:func:`hri.workcell.world.build_world`), the zone patches, the humanoid (:class:`hri.actor.body.HumanoidBody`,
 posed once in its rest pose at the person's start), the robot URDF at its base holding its home
 pose under position control (the gains and forces of :class:`hri.robot.arm.RobotArm`), and the
-parts the feeders put out at the start (:class:`hri.parts.PartManager`, same seed). After that
+parts the feeders put out at the start (:class:`hri.workcell.parts.PartManager`, same seed). After that
 only ``stepSimulation`` runs: no trees, no animation, no queries, no messages.
 
 The arm holds still there, so the bare world pays nothing for its motion. For a second
@@ -23,7 +23,7 @@ from types import SimpleNamespace
 import numpy as np
 import pybullet as p
 
-from hri.scenario import Scenario, parse_pose
+from hri.scenario.load import Scenario, parse_pose
 
 
 @dataclass
@@ -71,8 +71,8 @@ def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
     """The scenario's world in a new DIRECT client (see the module's docstring)."""
     from hri.actor.animation import ClipLibrary
     from hri.actor.body import HumanoidBody
-    from hri.parts import PartManager
-    from hri.world import build_world, draw_zones
+    from hri.workcell.parts import PartManager
+    from hri.workcell.world import build_world, draw_zones
 
     data = scenario.data
     dt = 1.0 / scenario.sim("physics_rate_hz")
@@ -108,7 +108,7 @@ def step_bare(world: BareWorld, steps: int) -> float:
 
 
 class ArmCommands:
-    """An observer of a :class:`hri.sim.Simulation` run (it changes nothing): the arm's motor
+    """An observer of a :class:`hri.run.sim.Simulation` run (it changes nothing): the arm's motor
     commands, each with the index of the first physics step it was in force for."""
 
     def __init__(self) -> None:
@@ -130,7 +130,7 @@ class ArmCommands:
 
 def record_arm_commands(scenario: Scenario, duration_s: float, seed: int) -> list[tuple[int, list, list]]:
     """The arm's motor commands in a run of ``scenario`` (see :class:`ArmCommands`)."""
-    from hri.sim import Simulation
+    from hri.run.sim import Simulation
 
     commands = ArmCommands()
     with Simulation(scenario, seed, observers=[commands]) as sim:

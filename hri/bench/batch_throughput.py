@@ -1,6 +1,6 @@
 """Figure 5: batch throughput, simulated hours per wall hour, with one worker and with all.
 
-Each measurement is a real :func:`hri.batch.run_batch` (local worker processes, results.parquet)
+Each measurement is a real :func:`hri.batch.batch.run_batch` (local worker processes, results.parquet)
 of ``batch_runs`` runs of ``duration_s`` simulated seconds of the first scenario, into a
 temporary directory that is removed afterwards. The wall time includes starting the worker
 processes and writing the results: that is what a user waits for. The forkserver the workers
@@ -18,14 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hri.backends import start_worker_server
+from hri.batch.backends import start_worker_server
 from hri.bench.common import BenchSettings, Say, summary
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 
 def measure_once(scenario: str, runs: int, duration_s: float, workers: int, seed: int, out: Path) -> float:
     """Simulated hours per wall hour of one batch."""
-    from hri.batch import run_batch
+    from hri.batch.batch import run_batch
 
     chatter = io.StringIO()  # the batch's progress lines would spoil --json on stdout
     start = time.perf_counter()

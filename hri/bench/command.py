@@ -1,4 +1,4 @@
-"""``hri bench``: the command line of the benchmark suite (hri/cli.py adds the subcommand)."""
+"""``hri bench``: the command line of the benchmark suite (hri/cli/main.py adds the subcommand)."""
 
 from __future__ import annotations
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from hri.bench.registry import DEFAULT_SCENARIOS
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 if TYPE_CHECKING:
-    from hri.scenario import Scenario
+    from hri.scenario.load import Scenario
 
 Say = Callable[[str], None]
 
@@ -72,7 +72,7 @@ def summary(values: Sequence[float]) -> dict[str, Any]:
 
 def load(name: str) -> "Scenario":
     """A scenario by preset name or path (errors as :class:`HriError`)."""
-    from hri.scenario import load_scenario
+    from hri.scenario.load import load_scenario
 
     return load_scenario(name)
 

@@ -41,11 +41,11 @@ def peak_rss_mb() -> float:
 
 def memory_run(scenario_name: str, duration_s: float, seed: int) -> dict[str, Any]:
     """Runs in the child: one simulation, RSS sampled in simulated time."""
-    from hri.quiet import import_pybullet_quietly
+    from hri.base.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()
-    from hri.scenario import load_scenario
-    from hri.sim import Simulation
+    from hri.scenario.load import load_scenario
+    from hri.run.sim import Simulation
 
     scenario = load_scenario(scenario_name)
     before = rss_mb()
@@ -76,7 +76,7 @@ def growth_mb_per_h(samples: list[tuple[float, float]], duration_s: float) -> fl
 def measure_scenario(name: str, settings: BenchSettings) -> dict[str, Any]:
     from concurrent.futures import ProcessPoolExecutor
 
-    from hri.backends import watch_parent, worker_context
+    from hri.batch.backends import watch_parent, worker_context
 
     # From the forkserver: unlike ``spawn``, the child's ru_maxrss does not start at the
     # parent's peak (Linux carries it over an exec).

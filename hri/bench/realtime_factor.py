@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from hri.bench.common import BenchSettings, Say, load, sig, summary
 
 if TYPE_CHECKING:
-    from hri.scenario import Scenario
+    from hri.scenario.load import Scenario
 
 
 def run_full(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, float]:
     """One headless run: set-up time, and the wall time of ``Simulation.run`` alone."""
-    from hri.sim import Simulation
+    from hri.run.sim import Simulation
 
     start = time.perf_counter()
     with Simulation(scenario, seed) as sim:

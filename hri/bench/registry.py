@@ -18,5 +18,5 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
 #: benchmarks that run only when named with --only (they take hours)
 ON_REQUEST = ("safety",)
 
-#: the presets (hri.scenario.PRESETS, not imported: it pulls in YAML)
+#: the presets (hri.scenario.load.PRESETS, not imported: it pulls in YAML)
 DEFAULT_SCENARIOS = ("coexistence", "cooperation", "collaboration")

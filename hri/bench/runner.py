@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from hri.bench.common import BenchSettings, Say, busy_cpus, load, loadavg
 from hri.bench.registry import BENCHMARKS, ON_REQUEST
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 
 def select(only: Sequence[str]) -> list[str]:

@@ -2,7 +2,7 @@
 
 ``hri bench --only safety`` splits ``--safety-hours`` simulated hours evenly over the
 scenarios, in runs of ``--safety-run`` simulated seconds with seeds from ``--seed`` on, and
-runs them as one :func:`hri.batch.run_batch` per scenario (all workers, results.parquet in a
+runs them as one :func:`hri.batch.batch.run_batch` per scenario (all workers, results.parquet in a
 temporary folder, or in ``--safety-dir`` where a stopped benchmark resumes like any batch). It reports, per scenario and in all, the simulated hours, the sum of
 ``safety_violations``, the runs that had any, protective stops, the smallest separation and
 the wall time. Only on request: 100 simulated hours take about two wall hours on two cores.
@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from hri.bench.common import BenchSettings, Say
-from hri.errors import HriError
-from hri.files import output_folder
+from hri.base.errors import HriError
+from hri.base.files import output_folder
 
 
 def _batch(scenario: str, runs: int, settings: BenchSettings, out: Path) -> list[dict[str, Any]]:
     """The runs' statistics of one batch."""
     import pyarrow.parquet as pq
 
-    from hri.batch import run_batch
+    from hri.batch.batch import run_batch
 
     chatter = io.StringIO()
     with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):

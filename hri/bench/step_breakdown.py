@@ -1,6 +1,6 @@
 """Figure 3: the time of one simulation step, split by component.
 
-:func:`instrumented_step` replays :meth:`hri.sim.Simulation.step` call for call with a clock
+:func:`instrumented_step` replays :meth:`hri.run.sim.Simulation.step` call for call with a clock
 around each component. Message passing (actor queues, service network) runs inside other
 components (tree ticks send requests, the plugin reads actions and sends feedback): it is
 timed by wrapping the objects it goes through, and its time is taken out of the component it
@@ -27,8 +27,8 @@ import pybullet as p
 from hri.bench.common import BenchSettings, Say, load, sig
 
 if TYPE_CHECKING:
-    from hri.scenario import Scenario
-    from hri.sim import Simulation
+    from hri.scenario.load import Scenario
+    from hri.run.sim import Simulation
 
 #: component key -> what it covers (the order of the report)
 COMPONENTS: dict[str, str] = {
@@ -109,13 +109,13 @@ def instrument(sim: "Simulation", timer: ExclusiveTimer) -> None:
 
 
 def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
-    """:meth:`hri.sim.Simulation.step`, same calls in the same order, each one timed; returns
+    """:meth:`hri.run.sim.Simulation.step`, same calls in the same order, each one timed; returns
     the kind of step it was (a key of :data:`STEP_KINDS`).
 
     Observers are not called (the benchmarks run headless, without any). Keep in step with
     ``Simulation.step``: ``test_instrumented_step_is_the_real_step`` fails when they differ.
     """
-    from hri.sim import PREVIEW, STEP
+    from hri.run.sim import PREVIEW, STEP
 
     push, pop = timer.push, timer.pop
     t = sim.now()
@@ -167,7 +167,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
 
 def measure_once(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, Any]:
     """One instrumented run: seconds per component, and the loop's wall time."""
-    from hri.sim import Simulation
+    from hri.run.sim import Simulation
 
     with Simulation(scenario, seed) as sim:
         steps = int(duration_s / sim.dt + 1e-9)

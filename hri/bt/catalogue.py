@@ -35,7 +35,7 @@ from py_trees.common import Status
 from hri.bt.factory import NodeRegistry
 from hri.bt.node_status import Skipped, status_name
 from hri.bt.ports import REQUIRED, Port, type_name
-from hri.geometry import Area, Pose
+from hri.base.geometry import Area, Pose
 
 BTCPP_BUILTIN_IDS = frozenset({
     # BehaviorTree.CPP 4.x BehaviorTreeFactory::builtinNodes() (bt_factory.cpp)

@@ -34,7 +34,7 @@ from hri.bt.factory import NodeRegistry
 from hri.bt.ports import PortError, coerce, reference_key
 from hri.bt.tree_builder import CONDITION_ATTRIBUTES, EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 
 

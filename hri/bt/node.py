@@ -32,7 +32,7 @@ from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.node_status import SKIPPED, TickResult
 from hri.bt.ports import PortError, PortsMixin
-from hri.errors import HriError
+from hri.base.errors import HriError
 from hri.net.errors import failure_reason
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ class TreeNode(PortsMixin):
     def execute_tick(self) -> TickResult:
         """Tick the node as BehaviorTree.CPP's ``executeTick`` does; returns the tick's status.
 
-        An exception that is not an :class:`~hri.errors.HriError` (a bug of a plug-in node)
+        An exception that is not an :class:`~hri.base.errors.HriError` (a bug of a plug-in node)
         becomes a :class:`NodeExecutionError` naming this node, as BehaviorTree.CPP wraps it
         in its ``NodeExecutionError``."""
         try:

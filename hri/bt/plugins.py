@@ -27,7 +27,7 @@ Two ways to load plug-ins:
   entry point may name a module with ``register_nodes`` or the function itself.
 
 Every failure (import error, no ``register_nodes``, an exception while registering, a node ID
-registered twice) is one :class:`~hri.errors.HriError` line naming the plug-in.
+registered twice) is one :class:`~hri.base.errors.HriError` line naming the plug-in.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Sequence
 
 from hri.bt.factory import NodeRegistry, register_builtin_nodes
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 ENTRY_POINT_GROUP = "hri.nodes"
 _LOADED_MARK = "_hri_entry_point_plugins_loaded"

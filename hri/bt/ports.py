@@ -34,8 +34,8 @@ from py_trees.common import Status
 
 from hri.bt.blackboard import AnyValue, BlackboardError, converted, exact_cast
 from hri.bt.node_status import parse_status
-from hri.errors import HriError
-from hri.geometry import Area, Pose
+from hri.base.errors import HriError
+from hri.base.geometry import Area, Pose
 
 
 class PortError(HriError):

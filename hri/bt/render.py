@@ -25,7 +25,7 @@ from hri.bt.status import STATUS_COLOURS, read_run_events, run_end, statuses_at
 from hri.bt.tree_builder import EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.bt.xml_loader import select_tree
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 OUTPUT_SUFFIXES = (".dot", ".svg", ".png")
 TREE_SUFFIXES = (".xml", ".yaml", ".yml")

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable
 import py_trees
 from py_trees.common import Status
 
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 IDLE = "IDLE"
 _STATUS_OF = operator.attrgetter("status")  # every tick, over every node

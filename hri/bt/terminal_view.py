@@ -2,7 +2,7 @@
 
 :class:`TreesView` is the pure part (statuses in, a ``rich`` renderable out: the simulated
 time, then the person's and the robot's tree side by side, or one above the other on a
-narrow terminal); :class:`TreeView` is the :class:`hri.sim.Observer` that shows it with
+narrow terminal); :class:`TreeView` is the :class:`hri.run.sim.Observer` that shows it with
 ``rich.live.Live`` about four times per wall-clock second.
 
 A tree of 20-100 nodes does not fit a terminal, and most of its nodes are IDLE at any time.
@@ -32,7 +32,7 @@ from rich.text import Text
 from hri.bt.status import IDLE, STATUS_TERMINAL_STYLES as STYLES, NodeState
 
 if TYPE_CHECKING:
-    from hri.sim import Simulation
+    from hri.run.sim import Simulation
 
 REFRESH_S = 0.25  # wall-clock seconds between redraws: readable, and cheap
 CHECK_EVERY_STEPS = 24  # physics steps between looks at the wall clock (0.1 simulated s at 240 Hz)

@@ -9,7 +9,7 @@ remaps to the parent's entry, ``{=}`` to the entry of the same name, a literal i
 scope (an integer, a number or a string, as BehaviorTree.CPP types it), ``_autoremap``
 remaps the rest; ports a ``<TreeNodesModel>`` declares for the subtree take their defaults.
 
-Mistakes are collected as :class:`~hri.errors.HriError` ``FILE:LINE: message`` and building
+Mistakes are collected as :class:`~hri.base.errors.HriError` ``FILE:LINE: message`` and building
 goes on, so ``hri validate`` lists them all.
 """
 
@@ -29,7 +29,7 @@ from hri.bt.node import POST_CONDITIONS, PRE_CONDITIONS, Conditions
 from hri.bt.ports import Port, PortError, cpp_float, cpp_int, reference_key, to_bool
 from hri.bt.script_port import parse_or_error
 from hri.bt.tree_files import Element, model_name_problem
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
 MAX_DEPTH = 256

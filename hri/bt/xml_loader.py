@@ -8,7 +8,7 @@ scope; literal values are set in that scope), ``<include path="..."/>`` (relativ
 including file; cycles are errors) and ``<TreeNodesModel>`` (ignored).
 
 The XML is parsed by :mod:`hri.bt.xml_text` into a small element tree that keeps every
-element's line, so every user mistake becomes an :class:`~hri.errors.HriError`
+element's line, so every user mistake becomes an :class:`~hri.base.errors.HriError`
 ``FILE:LINE: message``. A ``.yaml``/``.yml`` file (also as an include) is parsed by :mod:`hri.bt.yaml_format` into the same element tree
 (:mod:`hri.bt.tree_files`); from there on both formats are loaded alike.
 """
@@ -28,7 +28,7 @@ from hri.bt.tree_builder import TreeBuilder
 from hri.bt.tree_files import Element, model_name_problem, port_name_problem, tree_format
 from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import parse_yaml
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """Tree files (and includes) larger than this are refused before they are parsed."""

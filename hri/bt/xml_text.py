@@ -2,7 +2,7 @@
 
 :func:`parse_xml` reads a tree file as BehaviorTree.CPP's XML reader (tinyxml2) does, with
 every element's line, so every mistake in a tree file becomes an
-:class:`~hri.errors.HriError` ``FILE:LINE: message``. The XML itself is checked by
+:class:`~hri.base.errors.HriError` ``FILE:LINE: message``. The XML itself is checked by
 defusedxml's expat reader (no DTDs, no entities, no external references). tinyxml2 is more
 lenient than expat inside attribute values: it takes a raw ``<`` or ``&`` (``code="a && b < 3"``),
 keeps a ``&`` that starts no known entity, and keeps tabs and line breaks; it also takes
@@ -30,7 +30,7 @@ from defusedxml.common import DefusedXmlException
 from defusedxml.expatreader import DefusedExpatParser
 
 from hri.bt.tree_files import Element
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 _FORBIDDEN = {"DTDForbidden": "a DTD (<!DOCTYPE ...>)", "EntitiesForbidden": "an entity declaration (<!ENTITY ...>)",
               "ExternalReferenceForbidden": "an external reference"}

@@ -22,7 +22,7 @@ quoted (``"{key}"``), as YAML reads ``{key}`` as a mapping.
 :func:`parse_yaml` turns a file into the :class:`~hri.bt.tree_files.Element` tree the XML
 parser produces (with lines), so the loader builds both formats alike; :func:`dump_yaml`
 writes such an element tree (e.g. parsed from XML) as YAML text. Only PyYAML's safe
-composer is used (:mod:`hri.yaml_values`); anchors and aliases are refused (no alias bombs).
+composer is used (:mod:`hri.base.yaml_values`); anchors and aliases are refused (no alias bombs).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from yaml.emitter import Emitter
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from hri.bt.tree_files import Element
-from hri.errors import HriError
-from hri.yaml_values import compose as compose_yaml
-from hri.yaml_values import decode
+from hri.base.errors import HriError
+from hri.base.yaml_values import compose as compose_yaml
+from hri.base.yaml_values import decode
 
 TOP_LEVEL_KEYS = ("BTCPP_format", "main_tree_to_execute", "include", "trees")
 CHILDREN = "children"
@@ -63,7 +63,7 @@ _UNPRINTABLE = yaml.reader.Reader.NON_PRINTABLE
 
 def compose(data: bytes | str, file: str) -> Node | None:
     """The YAML node graph of ``data`` (None when empty); HriError ``FILE:LINE: message`` else:
-    the one composer of :mod:`hri.yaml_values`, refusing anchors and aliases (a tree has no use
+    the one composer of :mod:`hri.base.yaml_values`, refusing anchors and aliases (a tree has no use
     for them) and nesting deeper than :data:`MAX_NESTING`."""
     return compose_yaml(data, file, aliases=False, max_depth=MAX_NESTING)
 

@@ -219,7 +219,7 @@ def solve(chain: "Chain", target: PoseLike, q_current: Sequence[float],
           settings: IkSettings | None = None, **overrides: Any) -> IkResult:
     """Joint values that put ``chain``'s tip at ``target``, nearest ``q_current``.
 
-    ``target`` is a world pose (:class:`hri.geometry.Pose`, pose tuple or 4x4);
+    ``target`` is a world pose (:class:`hri.base.geometry.Pose`, pose tuple or 4x4);
     ``q_current`` is clipped into the joint limits first; ``overrides`` replace fields of ``settings`` (e.g. ``orientation=False``).
     """
     settings = replace(settings or IkSettings(), **overrides)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from ruckig import InputParameter, Result, Ruckig, Synchronization, Trajectory
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 from hri.kinematics.transforms import (PoseLike, PoseTuple, interpolate_pose, pose_matrix, pose_tuple,
                                        rotation_angle)
 

@@ -16,7 +16,7 @@ SET_AXIS_ANGLES          ``{"q": [...]}``                               ``True``
 
 The joint state is also a keep-last stream, ``axis_angles``, which the owner publishes (seed
 ``000`` pushes it every 50 ms on change). A bad request is refused with an
-:class:`~hri.errors.HriError` the caller receives as the failed future's error.
+:class:`~hri.base.errors.HriError` the caller receives as the failed future's error.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hri.errors import HriError
+from hri.base.errors import HriError
 from hri.kinematics.chain import Chain
 from hri.kinematics.ik import solve_path
 from hri.kinematics.interpolate import cartesian_waypoints
 from hri.net import Request, Service
-from hri.numbers import is_number
+from hri.base.numbers import is_number
 
 AXIS_STREAM = "axis_angles"
 Joints = Callable[[], Sequence[float]]

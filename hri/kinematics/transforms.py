@@ -3,7 +3,7 @@
 Transforms are 4x4 homogeneous matrices; quaternions are ``(x, y, z, w)`` (PyBullet's
 order, as everywhere in the project). A *pose tuple* ``((x, y, z), (qx, qy, qz, qw))`` is
 the plain-data form used at the API edge (service messages, JSON); :func:`pose_matrix`
-accepts that, an :class:`hri.geometry.Pose` or a 4x4 matrix.
+accepts that, an :class:`hri.base.geometry.Pose` or a 4x4 matrix.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Union
 
 import numpy as np
 
-from hri.geometry import Pose
+from hri.base.geometry import Pose
 
 Vector3 = tuple[float, float, float]
 Quaternion = tuple[float, float, float, float]
@@ -178,7 +178,7 @@ def pose_tuple(t: np.ndarray) -> PoseTuple:
 
 
 def geometry_pose(t: PoseLike) -> Pose:
-    """The :class:`hri.geometry.Pose` of a 4x4 transform or pose tuple."""
+    """The :class:`hri.base.geometry.Pose` of a 4x4 transform or pose tuple."""
     position, orientation = pose_tuple(pose_matrix(t))
     return Pose(*position, *orientation)
 

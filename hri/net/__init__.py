@@ -10,7 +10,7 @@ Simulator-independent (no PyBullet here). The parts, one module each:
 - :mod:`~hri.net.rpc`: services, requests, clients and futures;
 - :mod:`~hri.net.stream`: keep-last state streams;
 - :mod:`~hri.net.node`: a participant tying them together on one endpoint;
-- :mod:`~hri.net.errors`: the errors (all :class:`~hri.errors.HriError`).
+- :mod:`~hri.net.errors`: the errors (all :class:`~hri.base.errors.HriError`).
 """
 
 from .broker import Broker, BrokerClient, ServiceRecord, broker_service

@@ -1,4 +1,4 @@
-"""The errors of the service network, all :class:`~hri.errors.HriError` subclasses.
+"""The errors of the service network, all :class:`~hri.base.errors.HriError` subclasses.
 
 A caller of the network never sees anything else for a network problem: a frame that does
 not decode, a service nobody offers, a call that is not answered in time, a full queue. The
@@ -8,7 +8,7 @@ and are rebuilt on the caller's side by :func:`error_from_wire`.
 
 from __future__ import annotations
 
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 
 class NetError(HriError):

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from typing import Any, Callable
 
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 from .broker import ServiceRecord
 from .codec import Frame, Kind

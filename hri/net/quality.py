@@ -47,7 +47,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from .errors import ConfigError
-from hri.numbers import is_number
+from hri.base.numbers import is_number
 
 EPS = 1e-9  # simulated seconds: times closer than this are the same instant
 DIRECTIONS = ("to_service", "to_client")

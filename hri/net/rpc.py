@@ -2,7 +2,7 @@
 
 A :class:`Service` is a name, an identifier list (specific to general, for discovery) and
 one handler per request kind (``op``). A handler gets a :class:`Request` and returns the
-reply payload; raising a :class:`~hri.errors.HriError` (e.g. a
+reply payload; raising a :class:`~hri.base.errors.HriError` (e.g. a
 :class:`~hri.net.errors.NetError`) sends it back as an ERROR reply, which fails the caller's
 future with the same error class. Any other exception is a bug of the service and is not
 hidden. A handler that cannot answer at once calls ``request.defer()`` and later
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from hri.errors import HriError
+from hri.base.errors import HriError
 
 from .errors import Cancelled, NetError
 

@@ -7,7 +7,7 @@ next frame or None. Two implementations share that interface:
 - :class:`hri.net.network.LocalEndpoint`: in one process, through the deterministic
   :class:`~hri.net.network.Network` in simulated time (latency, loss, bandwidth applied);
 - :class:`MqEndpoint` here: between processes, one POSIX message queue per endpoint (its
-  inbox), created by the run's :class:`~hri.mqueue.RunQueues` (per-run unpredictable names,
+  inbox), created by the run's :class:`~hri.base.mqueue.RunQueues` (per-run unpredictable names,
   mode 0600, registered, unlinked when the run ends, also after a crash by the next run's
   cleanup). Each frame is one queue message, so the queue keeps the frame boundaries; the
   length prefix inside the frame is still checked. Queues are opened non-blocking.
@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 import posix_ipc
 
-from hri.mqueue import RunQueues, system_limits
+from hri.base.mqueue import RunQueues, system_limits
 
 from .codec import Frame, decode_frame, encode_frame
 from .errors import CodecError, NetError, QueueFull

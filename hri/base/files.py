@@ -1,0 +1,170 @@
+"""Small helpers for the files and processes of runs: atomic writes, spools, is a process alive.
+
+A reader never sees half a file: :func:`write_atomic` writes a temporary file beside the
+target, flushes it to disk, and renames it over the target; a :class:`Spool` does the same
+for a file written line by line over a whole run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from hri.base.errors import HriError
+
+
+def output_folder(path: Path | str, option: str) -> Path:
+    """The folder an option writes into, created (with its parents) before any work is done:
+    a path that cannot be one is a one-line error naming the option, not a traceback at the
+    end of a run."""
+    path = Path(path)
+    check_output_folder(path, option)  # the same mistake, the same line, whichever command
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise HriError(f"{option} {path}: cannot create the folder: {err.strerror or err}") from None
+    return path
+
+
+def check_output_folder(path: Path | str, option: str) -> None:
+    """As :func:`output_folder`, without creating anything (for ``run --out``, which makes
+    nothing before the run starts): ``path`` is a folder one can write in, or the folder
+    nearest to it that exists is."""
+    path = Path(path)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing == path and not path.is_dir():
+        raise HriError(f"{option} {path}: is a file, not a folder")
+    if not existing.is_dir():
+        raise HriError(f"{option} {path}: cannot create the folder: {existing} is a file")
+    check_writable(existing, option, path)
+
+
+def check_writable(folder: Path, option: str, wanted: Path | None = None) -> None:
+    """A one-line error naming the option (and ``wanted``, the folder to be made in
+    ``folder``) unless a file can be created in ``folder``."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        where = "there" if wanted is None or wanted == folder else f"in {folder}"
+        raise HriError(f"{option} {wanted or folder}: cannot write {where}: {err.strerror or err}") from None
+
+
+def plain_file_mode() -> int:
+    """The mode a plain new file gets under this process's umask. The hidden files that become
+    a run's outputs are made by ``mkstemp``, which makes them 0600; they get this mode before
+    they are renamed, so outputs are as readable as any file the user makes."""
+    try:  # read, not set and reset: another thread may be creating a file meanwhile
+        with open("/proc/self/status") as status:
+            umask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        umask = os.umask(0)
+        os.umask(umask)
+    return 0o666 & ~umask
+
+
+def hidden_file(target: Path, suffix: str = "", prefix: str | None = None,
+                mode: int | None = None) -> tuple[int, str]:
+    """A new hidden file beside ``target`` (``mkstemp``'s fd and path), named ``prefix``
+    (default ``.NAME.``) and some random letters, with ``mode`` (default: the mode a plain new
+    file gets), to be renamed over ``target`` when complete."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=prefix or f".{target.name}.", suffix=suffix)
+    os.fchmod(fd, plain_file_mode() if mode is None else mode)
+    return fd, tmp
+
+
+def write_atomic(path: Path, data: str | bytes, prefix: str | None = None, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` (text is written as UTF-8) in one step; the temporary
+    file is named and made as :func:`hidden_file` says."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = hidden_file(path, prefix=prefix, mode=mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def is_alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie (killed, not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+class Spool:
+    """Items (events, trajectory rows) kept in :attr:`items` until a file receives them.
+
+    Without :meth:`spill_to` they stay in memory and :meth:`write` puts them into a file at
+    the end. With it, every ``every`` items go, as lines, into a hidden file beside the target
+    and leave memory (a long run's memory stays flat); :meth:`write` adds the rest and renames
+    the hidden file over the target in one step, so a reader never sees half a file.
+    """
+
+    def __init__(self, to_line: Callable[[Any], str], header: str = "") -> None:
+        self.items: list[Any] = []
+        self.spilled = 0  # items already in the hidden file
+        self._to_line = to_line
+        self._header = header
+        self._file: TextIO | None = None
+        self._tmp: Path | None = None
+        self._every = 0
+
+    def __len__(self) -> int:
+        return self.spilled + len(self.items)
+
+    def spill_to(self, target: Path, every: int = 2000) -> None:
+        fd, tmp = hidden_file(target)
+        self._tmp, self._every = Path(tmp), every
+        self._file = os.fdopen(fd, "w", encoding="utf-8")
+        self._file.write(self._header)
+
+    def append(self, item: Any) -> None:
+        self.items.append(item)
+        if self._file is not None and len(self.items) >= self._every:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._file.write("".join(self._to_line(item) for item in self.items))
+        self.spilled += len(self.items)
+        self.items.clear()
+
+    def lines(self) -> str:
+        """Everything still in memory, as the file's text (header included when nothing spilled)."""
+        return (self._header if not self.spilled and self._file is None else "") + "".join(
+            self._to_line(item) for item in self.items)
+
+    def write(self, target: Path) -> None:
+        """The whole file at ``target``, in one step."""
+        if self._file is None:
+            write_atomic(target, self.lines())
+            return
+        self._flush()
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        self._file = None
+        os.replace(self._tmp, target)
+
+    def discard(self) -> None:
+        """Remove the hidden file of a spool that will not be written."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            Path(self._tmp).unlink(missing_ok=True)

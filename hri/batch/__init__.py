@@ -1,0 +1,1 @@
+"""Many runs: configurations times seeds on local workers or Ray, results, reports and plots."""

@@ -1,0 +1,188 @@
+"""Where the runs of a batch execute (worker processes on this machine, or Ray tasks), and
+how their progress is shown.
+
+Both backends run the same function, :func:`hri.batch.batch.execute_run`, on the same task
+dictionaries, so a batch gives the same statistics on either (the seeds are in the tasks).
+A backend takes the tasks and yields each run's result as it finishes; on
+``KeyboardInterrupt`` it stops its workers before re-raising.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from hri.base.errors import HriError
+from hri.base.files import is_alive
+
+RAY_MISSING = "--backend ray: Ray is not installed (pip install '.[cluster]')"
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Runs once in every local worker: Ctrl-C is the parent's business, not the worker's;
+    and a worker whose batch process died (SIGKILL) ends itself instead of idling forever."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import hri.batch.batch
+    from hri.base.quiet import import_pybullet_quietly
+
+    hri.batch.batch.EXIT_ON_STOP = True
+
+    import_pybullet_quietly()
+    watch_parent(parent_pid)
+
+
+def watch_parent(parent_pid: int) -> None:
+    """In a child process (a pool's ``initializer``): end this process, queues closed, when
+    ``parent_pid`` dies, however it dies; a pool's workers are not told otherwise."""
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    # The batch process may be a zombie nobody reaps yet, so watch our own parent (the batch
+    # process, or the forkserver, which exits with it): a dead parent means we were re-parented.
+    first_parent = os.getppid()
+    while os.getppid() == first_parent and is_alive(parent_pid):
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGTERM)  # hri.base.mqueue closes the run's queues on SIGTERM
+    time.sleep(5.0)
+    os._exit(1)
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """How child processes start: from the forkserver (or ``spawn``), never a fork, because
+    PyBullet clients and POSIX queues must not be copied mid-use. The forkserver imports the
+    simulator once (:mod:`hri.batch.worker_preload`), so its workers start with it imported."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["hri.batch.worker_preload"])
+    return context
+
+
+def start_worker_server() -> None:
+    """Start the forkserver now and return when its preload is done (a benchmark times batches
+    without it: a batch command pays it once, whatever its number of workers). Starting the
+    server does not wait for the preload; the first process forked from it does."""
+    context = worker_context()
+    if context.get_start_method() == "forkserver":
+        first = context.Process(target=int)
+        first.start()
+        first.join()
+
+
+def run_local(tasks: list[dict[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
+    """Run ``tasks`` in ``workers`` fresh processes; yield each result as it finishes."""
+    from hri.batch.batch import execute_run
+
+    if not tasks:
+        return
+    executor = ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=worker_context(),
+                                   initializer=_worker_init, initargs=(os.getpid(),))
+    pending: set[Future] = set()
+    try:
+        pending = {executor.submit(execute_run, task) for task in tasks}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+    except BaseException:
+        _stop_local(executor, pending)
+        raise
+    executor.shutdown(wait=True)
+
+
+def _stop_local(executor: ProcessPoolExecutor, pending: set[Future]) -> None:
+    """Cancel what has not started and terminate the worker processes (ours, by pid)."""
+    for future in pending:
+        future.cancel()
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            try:
+                os.kill(process.pid, signal.SIGTERM)  # hri.base.mqueue closes its queues on SIGTERM
+            except ProcessLookupError:
+                pass
+    for process in processes:
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+def run_ray(tasks: list[dict[str, Any]], workers: int, address: str | None) -> Iterator[dict[str, Any]]:
+    """Run ``tasks`` as Ray tasks on the cluster at ``address`` (or a local instance)."""
+    try:
+        import ray
+    except ImportError:
+        raise HriError(RAY_MISSING) from None
+    import logging
+
+    from hri.batch.batch import execute_run
+
+    if not tasks:
+        return
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, logging_level=logging.WARNING,
+                     log_to_driver=False)
+    remote = ray.remote(num_cpus=1, max_retries=0)(execute_run)
+    pending = [remote.remote(task) for task in tasks]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    except BaseException:
+        for ref in pending:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - best effort while stopping
+                pass
+        raise
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+class Progress:
+    """A tqdm bar on a terminal, one plain line per finished run otherwise."""
+
+    def __init__(self, total: int, tty: bool | None = None) -> None:
+        self.total, self.done, self.failed, self.sim_s = total, 0, 0, 0.0
+        self.start = time.monotonic()
+        self.bar = None
+        if sys.stderr.isatty() if tty is None else tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="run", desc="batch", dynamic_ncols=True)
+
+    def update(self, result: dict[str, Any]) -> None:
+        record = result["record"]
+        self.done += 1
+        self.failed += record["status"] != "ok"
+        self.sim_s += result.get("sim_time_s") or 0.0
+        elapsed = time.monotonic() - self.start
+        speed = self.sim_s / elapsed if elapsed > 0 else 0.0
+        if self.bar is not None:
+            self.bar.set_postfix(failed=self.failed, sim_h_per_h=f"{speed:.1f}", refresh=False)
+            self.bar.update(1)
+            return
+        error = f": {record['error']}" if record["error"] else ""
+        print(f"{record['run_id']} {record['status']} {record['wall_time_s']:.1f} s "
+              f"[{self.done}/{self.total}, {self.failed} failed, {elapsed:.0f} s elapsed, "
+              f"{speed:.1f} sim h/h]{error}", flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,1 @@
+"""The `hri` command: its sub-commands and their options (`main.main` is the entry point)."""

@@ -1,0 +1,324 @@
+"""The ``hri`` command line: ``run``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``, ``list``.
+
+See the README and ``docs/trees.md`` ("Authoring tools").
+
+Every mistake a user can make ends in one line on stderr and a non-zero exit, never a
+traceback: :class:`hri.base.errors.HriError` carries the ``FILE:LINE: message``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hri.bench import add_bench_parser, bench_command
+from hri.base.errors import HriError, SafetyViolation
+
+if TYPE_CHECKING:
+    from hri.run.run_dir import RunRecord
+    from hri.scenario.load import Scenario
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like argparse but without usage noise
+        print(f"hri: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="hri", description="Behaviour-tree human-robot interaction simulator.")
+    parser.add_argument("--version", action="version", version=f"hri {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run one simulation of a scenario")
+    run.add_argument("scenario", nargs="?",
+                     help="preset name (coexistence) or path to a scenario .yaml (none with --from)")
+    run.add_argument("--duration", type=float, help="simulated seconds (default: the scenario's)")
+    run.add_argument("--seed", type=int, help="seed of all randomness (default 0)")
+    run.add_argument("--gui", action="store_true", help="open PyBullet's 3D window")
+    run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
+    run.add_argument("--fault", dest="faults", action="append", default=[], metavar="KIND@SECONDS",
+                     help="inject a fault at a simulated time, e.g. actor_hang@5 (repeatable; docs/faults.md)")
+    run.add_argument("--strict", action="store_true",
+                     help="end the run at the first safety violation, with exit status 3")
+    run.add_argument("--split", action="store_true",
+                     help="run each tree in a process of its own (same results; docs/network.md)")
+    run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
+    run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
+                     "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
+    run.add_argument("--from", dest="from_run", type=Path, metavar="RUN_DIR",
+                     help="run again exactly the run kept in RUN_DIR (a --out folder or a batch run); "
+                          "with --out, the new run goes there")
+    run.add_argument("--record", type=Path, metavar="VIDEO",
+                     help="record a video of the run, headless (.mp4 or .gif; docs/visualisation.md)")
+    run.add_argument("--record-fps", type=float, default=15.0, metavar="FPS",
+                     help="frames per simulated second of --record (default 15)")
+    run.add_argument("--record-size", default="800x450", metavar="WxH",
+                     help="frame size of --record in pixels (default 800x450)")
+    run.add_argument("--show-trees", action="store_true",
+                     help="show both trees' node statuses live in the terminal (on stderr)")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a scenario parameter by its dotted key (repeatable)")
+
+    batch = sub.add_parser("batch", help="many seeded runs over a parameter sweep (resumable; docs/batch.md)")
+    batch.add_argument("scenario", help="preset name (coexistence) or path to a scenario .yaml")
+    batch.add_argument("--runs", type=int, required=True, help="seeded runs per configuration")
+    batch.add_argument("--duration", type=float, required=True, help="simulated seconds per run")
+    batch.add_argument("--workers", type=int, help="parallel runs (default: the number of CPUs)")
+    batch.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="local worker processes (default) or Ray tasks")
+    batch.add_argument("--address", help="with --backend ray: the Ray cluster to join (default: a local one)")
+    batch.add_argument("--seed", type=int, default=0, help="seed the runs' seeds derive from (default 0)")
+    batch.add_argument("--set", dest="sweep", action="append", default=[], metavar="KEY=V1,V2,...",
+                       help="sweep a scenario parameter over values (repeatable: cross product)")
+    batch.add_argument("--out", type=Path, required=True, help="the batch directory (resumes if it exists)")
+
+    plugin_help = "a node module (name or .py path) registering extra nodes (repeatable)"
+    validate = sub.add_parser("validate", help="check tree and scenario files")
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                          help="a tree (.xml, .yaml), a scenario (.yaml) or an animation clip (.yaml)")
+    validate.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                          help=plugin_help)
+
+    convert = sub.add_parser("convert", help="write a tree file as XML or YAML, comments included (docs/trees.md)")
+    convert.add_argument("file", type=Path, help="the tree file to read (.xml, .yaml or .yml)")
+    convert.add_argument("-o", "--output", type=Path,
+                         help="the file to write; its suffix picks the format: .xml, .yaml or .yml "
+                              "(default: beside FILE, in the other format)")
+    convert.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists (never FILE itself)")
+    convert.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                         help=plugin_help + ", listed in the XML's <TreeNodesModel>")
+
+    nodes = sub.add_parser("nodes", help="list every node type with its ports")
+    nodes.add_argument("--xml", action="store_true",
+                       help="print a BehaviorTree.CPP v4 <TreeNodesModel> for Groot2 instead")
+    nodes.add_argument("--all", action="store_true",
+                       help="with --xml: also the nodes BehaviorTree.CPP (and Groot2) already know")
+    nodes.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                       help=plugin_help)
+
+    render = sub.add_parser("render", help="draw a tree as text, Graphviz DOT, SVG or PNG")
+    render.add_argument("file", help="tree file (.xml, .yaml)")
+    render.add_argument("-o", "--output", help="write .dot, .svg or .png (default: text to the terminal)")
+    render.add_argument("--tree", help="the tree ID to draw (default: main_tree_to_execute)")
+    group = render.add_mutually_exclusive_group()
+    group.add_argument("--expand-subtrees", dest="expand", action="store_true", default=True,
+                       help="draw each SubTree's nodes under it (default)")
+    group.add_argument("--collapse-subtrees", dest="expand", action="store_false",
+                       help="draw each SubTree as a single box")
+    render.add_argument("--run", type=Path, metavar="RUN_DIR",
+                        help="colour the nodes by their statuses in this run's events.jsonl (with --at)")
+    render.add_argument("--at", type=float, metavar="SECONDS",
+                        help="with --run: the simulated time whose statuses are drawn")
+    render.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                        help=plugin_help)
+
+    listing = sub.add_parser("list", help="what exists: the preset scenarios, the animation clips, the node types")
+    listing.add_argument("what", choices=("scenarios", "clips", "nodes"), help="what to list")
+
+    stats = sub.add_parser("stats", help="statistics of a run directory or a batch directory")
+    stats.add_argument("dir", type=Path, help="a run's --out folder or a batch folder")
+    stats.add_argument("--plots", action="store_true", help="also write PNG figures into DIR/plots/")
+    stats.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table",
+                       help="output format (default: an aligned text table)")
+    add_bench_parser(sub)
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hri")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from hri.cli.listing import LISTERS
+
+    print(LISTERS[args.what](), end="")
+    return 0
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from hri.batch.report import stats_command
+
+    print(stats_command(args.dir, args.format, args.plots))
+    return 0
+
+
+def _run_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
+    """The scenario of ``hri run`` and how it runs: from the arguments, or kept by ``--from``."""
+    from hri.run.run_dir import RunRecord
+    from hri.scenario.load import load_scenario
+
+    if args.from_run is not None:
+        return _rerun_inputs(args)
+    if args.scenario is None:
+        raise HriError("run: give a scenario (a preset name or a .yaml path) or --from RUN_DIR")
+    scenario = load_scenario(args.scenario, args.overrides)
+    if args.faults:
+        from hri.run.faults import Fault
+
+        for spec in args.faults:  # one line naming the option, before anything starts
+            Fault.parse(spec, f"--fault {spec}")
+        scenario.data["faults"] = list(scenario.data.get("faults") or []) + args.faults
+    duration = args.duration if args.duration is not None else scenario.sim("duration_s")
+    if duration <= 0:
+        raise HriError(f"--duration: must be positive, got {duration}")
+    seed = 0 if args.seed is None else args.seed
+    if seed < 0:
+        raise HriError(f"--seed: must not be negative, got {seed}")
+    return scenario, RunRecord(args.scenario, seed, float(duration), list(args.overrides), list(args.faults),
+                               args.strict)
+
+
+def _rerun_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
+    """``--from RUN_DIR``: its kept scenario, seed and duration; nothing that would change them."""
+    from dataclasses import replace
+
+    from hri.run.run_dir import load_kept_run
+
+    changes = (("a scenario", args.scenario is not None), ("--set", args.overrides), ("--fault", args.faults),
+               ("--seed", args.seed is not None), ("--duration", args.duration is not None))
+    for what, given in changes:
+        if given:
+            raise HriError(f"--from: runs the kept run as it was, so not with {what} (edit a copy of "
+                           f"{args.from_run / 'scenario.yaml'} and run that instead)")
+    if args.out is not None and args.out.resolve() == args.from_run.resolve():
+        raise HriError(f"--out {args.out}: is the run directory of --from; the new run goes into another folder")
+    kept = load_kept_run(args.from_run)
+    return kept.scenario, replace(kept.record, strict=kept.record.strict or args.strict,
+                                  rerun_of=str(args.from_run.resolve()))
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from hri.run.sim import run_scenario
+    from hri.run.stats import format_table
+
+    scenario, record = _run_inputs(args)
+    duration = record.duration_s
+    observers = []
+    if args.record is not None:
+        from hri.view.record import Recorder, parse_size
+
+        observers.append(Recorder(args.record, args.record_fps, parse_size(args.record_size), duration_s=duration))
+    if args.show_trees:
+        from hri.bt.terminal_view import TreeView
+
+        observers.append(TreeView())
+    if args.out is not None:
+        from hri.run.faults import check_split, parse_faults
+        from hri.base.files import check_output_folder
+        from hri.run.run_dir import keep_inputs
+
+        check_output_folder(args.out, "--out")
+        check_split(parse_faults(scenario.data.get("faults")), args.split)  # refused before anything is written
+        keep_inputs(args.out, scenario, record)  # before the run: a failed run says what ran too
+    stats = run_scenario(scenario, duration, seed=record.seed, gui=args.gui, realtime=args.realtime,
+                         out_dir=args.out, observers=observers, split=args.split, strict=record.strict)
+    if args.json:
+        print(json.dumps(stats))
+    else:
+        print(format_table(stats))
+    return 0
+
+
+def _cmd_batch(args: argparse.Namespace) -> int:
+    import shlex
+
+    from hri.batch.batch import run_batch
+
+    if args.address and args.backend != "ray":
+        raise HriError("--address: only with --backend ray")
+    command = ["hri", "batch", args.scenario, "--runs", str(args.runs), "--duration", f"{args.duration:g}",
+               "--seed", str(args.seed)] + [a for s in args.sweep for a in ("--set", s)] + ["--out", str(args.out)]
+    return run_batch(args.scenario, args.runs, args.duration, args.out, seed=args.seed, sets=args.sweep,
+                     workers=args.workers, backend=args.backend, address=args.address,
+                     resume_hint=shlex.join(command))
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from hri.cli.validate import is_warning, validate_files
+
+    problems = validate_files(args.files, args.plugins)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if any(not is_warning(p) for p in problems):
+        return 1
+    files = len(args.files)
+    warned = f" ({len(problems)} warning{'s' if len(problems) != 1 else ''})" if problems else ""
+    print(f"{files} file{'s' if files != 1 else ''} OK{warned}")
+    return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from hri.cli.convert import convert_file
+
+    target, warnings = convert_file(args.file, args.output, force=args.force, plugins=args.plugins)
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    print(target)
+    return 0
+
+
+def _cmd_nodes(args: argparse.Namespace) -> int:
+    from hri.bt.catalogue import format_catalogue, tree_nodes_model_xml
+    from hri.bt.plugins import plugin_registry
+
+    if args.all and not args.xml:
+        raise HriError("--all: only with --xml (the text catalogue always lists every node)")
+    registry = plugin_registry(args.plugins, Path.cwd())
+    print(tree_nodes_model_xml(registry, args.all) if args.xml else format_catalogue(registry), end="")
+    return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from hri.bt.plugins import plugin_registry
+    from hri.bt.render import render_file
+
+    registry = plugin_registry(args.plugins, Path.cwd())
+    if (args.run is None) != (args.at is None):
+        raise HriError("--run and --at: give both (the run directory and the simulated time) or neither")
+    result = render_file(args.file, registry, args.output, args.tree, args.expand, run=args.run, at=args.at)
+    if args.output is None:
+        print(result, end="")
+    else:
+        print(f"wrote {result}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    from hri.base.quiet import import_pybullet_quietly
+
+    import_pybullet_quietly()  # keeps stdout clean for --json
+    handlers = {"run": _cmd_run, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
+                "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command}
+    try:
+        code = handlers[args.command](args)
+    except SafetyViolation as err:
+        print(err, file=sys.stderr)
+        code = 3
+    except HriError as err:
+        print(err, file=sys.stderr)
+        code = 1
+    except KeyboardInterrupt:
+        print("hri: interrupted", file=sys.stderr)
+        code = 130
+    except OSError as err:  # the machine's, not ours: a full disk, a folder gone (one line all the same)
+        print(f"{err.filename}: {err.strerror}" if err.filename else f"hri: {err}", file=sys.stderr)
+        code = 1
+    if getattr(args, "gui", False):
+        from hri.view.live_view import exit_after_lost_window
+
+        exit_after_lost_window(code)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One run: the simulation loop, its services, the tree executors, the safety monitor, faults, statistics."""

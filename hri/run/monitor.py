@@ -1,0 +1,397 @@
+"""The safety monitor: watches every physics step, independent of the trees.
+
+It decides the person's zone from the pelvis position, checks the robot's measured speed
+against the zone's limit once the allowed reaction (or stopping) time has passed, counts
+protective stops, measures the person-robot separation, and keeps the statistics and
+events of :mod:`hri.run.stats` up to date.
+
+Speed limits. In the warning zone the robot's measured joint speeds, as a fraction of their
+limits, must be at most ``reduced_velocity`` (within ``speed_tolerance``); that bounds the
+speed of every robot point to the same fraction of what it reaches at full speed. In the stop
+zone the fastest robot point must be slower than ``rest_speed_m_s``.
+
+Violations. Every physics step that breaks a limit after its allowed time, and every step in
+which the person's and the robot's shapes interpenetrate (deeper than
+``PENETRATION_TOLERANCE_M``), is a ``safety_violation`` event (step, zone, speed, reason) and
+counts in ``safety_violations``; with ``strict`` the first one ends the run
+(:class:`SafetyViolation`).
+
+Separation. The 3-D distance between the person's body and the robot's links is queried on a
+schedule that cannot miss what the statistics report. After a query that found ``d``, the
+next waits as long as the two cannot have closed the gap below the *floor*: (d - floor) /
+closing speed, where the closing speed bounds the fastest robot point
+(:meth:`~hri.robot.arm.RobotArm.speed_capability`) plus ``PERSON_MAX_SPEED_M_S`` for any
+point of the person. On a step whose joint speeds were measured (every step while the person
+is in the warning or stop zone) the robot's part of that is what they show instead of its
+top speed, and the person's part is always the bound of what it does
+(``ActorPlugin.speed_bound``: a clip at its measured speed, nothing while it stands still):
+the wait grows by what either did not use (a robot slowed to 10 % or at rest, a person at
+work on a table, close the gap far more slowly than the bound). Each query measures the pair
+of links closest at the last one first, then only the pairs within that distance. The floor is the
+run's smallest separation so far (at most ``EXACT_M``, at least ``CONTACT_M``), so every
+separation below both the minimum so far and ``EXACT_M`` is measured: ``min_separation_m``
+is exact whenever it is below ``EXACT_M`` (as if the distance were queried every step), and
+every step with the two closer than ``CONTACT_M`` is queried, so no interpenetration goes
+uncounted. Queries happen on steps where the person was posed: on the person's own steps, a
+query due before the next one is taken at once (earlier is as safe); between them the
+simulation poses the body for a due query without the person acting
+(:meth:`SafetyMonitor.separation_due`, ``ActorPlugin.preview``), so when the monitor asks
+never changes what the person does. The trajectory's separation column is the newest query's
+figure.
+
+The robot's speed is checked every step while the person is in the warning or stop zone (the
+safety limits), from the measured joint speeds; the fastest point's speed (a costlier query)
+where it decides (at rest in the stop zone, unless the joint speeds already bound it below
+``rest_speed_m_s``) and every ``SPEED_EVERY`` steps for the ``max_robot_speed_m_s``
+statistic, unless the joint speeds' bound shows that no point moves faster than that maximum
+already is. The zone is followed every step the pelvis moved (:class:`ZoneTracker`: exact, and
+mostly one comparison).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pybullet as p
+import shapely
+
+from hri.actor.lookahead import TOP_SPEED_M_S
+from hri.base.errors import SafetyViolation
+from hri.base.geometry import Area
+from hri.run.stats import EventLog, RunStats
+
+EXACT_M = 1.0  # a smallest separation below this is exact
+CONTACT_M = 0.05  # below this the separation is queried every step (interpenetration)
+PERSON_MAX_SPEED_M_S = TOP_SPEED_M_S  # any point of the person (hri.actor.lookahead)
+SPEED_EVERY = 12
+REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not a pause at a waypoint)
+SEPARATION_CUTOFF_M = 50.0
+PENETRATION_TOLERANCE_M = 1e-3  # deeper than this, person and robot interpenetrate: a violation
+BOUND_SLACK_M = 1e-6  # the closest-pair query's cutoff beyond the bound, against rounding in the cutoff test
+SPEED_BOUND_SLACK = 1e-6  # relative: a joint speeds' bound this close to the fastest speed so far does not decide
+
+
+@dataclass(frozen=True)
+class SafetyLimits:
+    reduced_velocity: float
+    reaction_time_s: float
+    stopping_time_s: float
+    rest_speed_m_s: float
+    speed_tolerance: float
+
+
+def zone_of(zones: dict[str, Area], x: float, y: float) -> str:
+    """The innermost zone containing the point: ``stop``, ``warning`` or ``safe``."""
+    if zones["stop"].contains(x, y):
+        return "stop"
+    if zones["warning"].contains(x, y):
+        return "warning"
+    return "safe"
+
+
+class ZoneTracker:
+    """:func:`zone_of` for a moving point, re-decided only when the point leaves the disc around
+    where it was last decided that reaches no zone's border. Exact: no point of that disc can lie
+    on another side of a border. The pelvis moves millimetres per physics step, the borders are
+    decimetres away most of the time: most steps need one comparison instead of two polygon tests."""
+
+    MARGIN_M = 1e-9  # shrinks the disc, so rounding in the distance cannot put a border inside it
+
+    def __init__(self, zones: dict[str, Area]):
+        self.zones = zones
+        self._guarded = [zones["stop"], zones["warning"]]
+        self._disc = (0.0, 0.0, -1.0)  # (x, y, radius squared): nothing decided yet
+        self.zone = "safe"
+
+    def at(self, x: float, y: float) -> str:
+        cx, cy, r2 = self._disc
+        if (x - cx) ** 2 + (y - cy) ** 2 < r2:
+            return self.zone
+        self.zone = zone_of(self.zones, x, y)
+        radius = min(area.edge_distance(x, y) for area in self._guarded) - self.MARGIN_M
+        self._disc = (x, y, radius * radius if radius > 0.0 else -1.0)
+        return self.zone
+
+
+class EntryCounter:
+    """Counts visits to the warning and the stop zone, for the statistics (``zone_entries``).
+
+    A visit starts when the person enters the zone and ends when they have been out of it for
+    :attr:`GAP_S`: a person who stands on a border and sways across it makes one visit, not
+    one per sway. A visit to the warning zone starts from the safe zone (stepping back from
+    the stop zone into the warning zone is the same visit). Only the count is smoothed: the
+    robot reacts to every crossing, at once.
+    """
+
+    GAP_S = 1.0
+    """Seconds out of a zone after which coming back is a new visit."""
+
+    def __init__(self) -> None:
+        self.counts = {"warning": 0, "stop": 0}
+        self._left: dict[str, float] = {}  # zone -> when the person last left it
+
+    def crossed(self, t: float, before: str | None, after: str) -> None:
+        """The person went from zone ``before`` (None: nowhere yet) to ``after`` at ``t``."""
+        if before == "stop" or (before == "warning" and after == "safe"):
+            self._left[before] = t
+        entered = "stop" if after == "stop" else "warning" if after == "warning" and before in (None, "safe") else None
+        if entered is not None and t - self._left.get(entered, -math.inf) >= self.GAP_S:
+            self.counts[entered] += 1
+
+
+def _link_names(client: int, body: int) -> dict[int, str]:
+    """``{link index: name}`` of a body, -1 being its base."""
+    names = {-1: "base"}
+    for link in range(p.getNumJoints(body, physicsClientId=client)):
+        names[link] = p.getJointInfo(body, link, physicsClientId=client)[12].decode()
+    return names
+
+
+class SafetyMonitor:
+    """Per-step zone, speed, protective-stop and separation bookkeeping."""
+
+    def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
+                 limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
+                 person_speed: Callable[[], float] | None = None):
+        self.client = client
+        self.person_speed = person_speed  # the person's bound now (ActorPlugin.speed_bound), else the top speed
+        self.strict = strict
+        self.zones = zones
+        self.robot = robot
+        self.person_body = person_body
+        self.limits = limits
+        self.stats = stats
+        self.events = events
+        self.dt = dt
+        self.zone: str | None = None
+        self._zones = ZoneTracker(zones)
+        self.entries = EntryCounter()
+        self.guarded_since: float | None = None  # entered warning or stop (from safe)
+        self.stop_since: float | None = None
+        self.stopped_this_stay = False
+        self.rest_since: float | None = None  # the robot at rest since (in a stay in the stop zone)
+        self.intrusion_m = 0.0  # how deep into the stop zone the person got in this stay before the robot rested
+        self.last_velocity = None
+        self.last_xy: tuple[float, float] | None = None
+        self.next_separation_t = 0.0
+        self.robot_capability = robot.speed_capability()
+        self.closing_speed = self.robot_capability + PERSON_MAX_SPEED_M_S
+        self.steps = 0
+        self._speed_at = self._joints_at = -1
+        self._speed = 0.0
+        self._joint_figures = (0.0, 0.0)
+        self.last_separation = math.inf
+        self._closest_links: tuple[int, int] | None = None  # (person link, robot link) of the last query
+        self.closest: tuple[float, tuple] | None = None  # (t, PyBullet's closest-point record)
+        self.now = 0.0
+        # read now: at the end of a --gui run whose window was closed PyBullet cannot be asked
+        self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
+
+    # --- zone ---------------------------------------------------------------------
+    def _update_zone(self, t: float, x: float, y: float) -> str:
+        zone = self._zones.at(x, y)
+        if zone == self.zone:
+            return zone
+        if self.zone is not None:
+            self.events.emit(t, "zone_exit", zone=self.zone)
+        self.events.emit(t, "zone_enter", zone=zone, x=round(x, 4), y=round(y, 4))
+        self.entries.crossed(t, self.zone, zone)
+        self.stats.zone_entries.update(self.entries.counts)
+        if zone == "stop":
+            self.stop_since = t
+            self.stopped_this_stay = False
+            self.rest_since = None
+            self.intrusion_m = 0.0
+            self.events.emit(t, "protective_stop_requested")
+        elif self.zone == "stop":
+            self.stop_since = None
+            self.events.emit(t, "protective_stop_released", stopped=self.stopped_this_stay)
+        if zone != "safe" and self.zone in (None, "safe"):
+            self.guarded_since = t
+        if zone == "safe":
+            self.guarded_since = None
+        self.zone = zone
+        return zone
+
+    # --- robot speed ------------------------------------------------------------------
+    def robot_speeds(self) -> tuple[float, float]:
+        """The robot's measured joint speed fraction and fastest point speed (m/s) after this
+        step (measured once per step, whoever asks)."""
+        fraction, _bound = self._joint_speeds()
+        if self._speed_at != self.steps:
+            self._speed_at = self.steps
+            self._speed = self.robot.fastest_point_speed()
+            self.stats.max_robot_speed_m_s = max(self.stats.max_robot_speed_m_s, self._speed)
+        return fraction, self._speed
+
+    def _joint_speeds(self) -> tuple[float, float]:
+        """The joint speed fraction and a bound of any point's speed, once per step."""
+        if self._joints_at != self.steps:
+            self._joints_at = self.steps
+            self._joint_figures = self.robot.joint_speeds()
+        return self._joint_figures
+
+    def _check_speed(self, t: float, zone: str) -> None:
+        """The speed limits. Joint speeds every step; the fastest point's speed (a costlier
+        query) only where it decides: at rest in the stop zone unless the joint speeds' bound
+        already shows it, a violation's report, and every ``SPEED_EVERY`` steps for
+        ``max_robot_speed_m_s`` unless the bound shows that no point moves faster than the
+        maximum so far (near the person the robot runs at 10 % or rests: most samples)."""
+        fraction, bound = self._joint_speeds()
+        if (self.steps % SPEED_EVERY == 0
+                and bound * (1.0 + SPEED_BOUND_SLACK) >= self.stats.max_robot_speed_m_s):
+            self.robot_speeds()
+        lim = self.limits
+        if self.stop_since is not None:
+            at_rest = bound < lim.rest_speed_m_s or self.robot_speeds()[1] < lim.rest_speed_m_s
+            if not self.stopped_this_stay:
+                self._follow_rest(t, at_rest)
+            if t - self.stop_since > lim.stopping_time_s and not at_rest:
+                speed = self.robot_speeds()[1]
+                self._violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s in the stop zone")
+                return
+        if self.guarded_since is not None and t - self.guarded_since > lim.reaction_time_s:
+            allowed = lim.reduced_velocity * (1.0 + lim.speed_tolerance)
+            if fraction > allowed:
+                self._violation(t, zone, self.robot_speeds()[1], fraction,
+                                f"joint speed at {fraction:.3f} of the limit, allowed {lim.reduced_velocity:.3f}")
+
+    def _follow_rest(self, t: float, at_rest: bool) -> None:
+        """A protective stop is the robot at rest for ``REST_DWELL_S`` in a stay in the stop
+        zone (a pause at a waypoint is not one); it counts from when the rest began."""
+        if not at_rest:
+            self.rest_since = None
+            return
+        if self.rest_since is None:
+            self.rest_since = t
+        if t - self.rest_since >= REST_DWELL_S - 1e-9:
+            self.stopped_this_stay = True
+            self.stats.protective_stops += 1
+            self.events.emit(t, "protective_stop", stopping_time_s=round(self.rest_since - self.stop_since, 6),
+                             intrusion_m=round(self.intrusion_m, 6))
+
+    def _measure_intrusion(self, x: float, y: float) -> None:
+        """The person's depth inside the stop zone (distance to its edge) while the robot still moves."""
+        depth = self.zones["stop"].polygon.exterior.distance(shapely.Point(x, y))
+        self.intrusion_m = max(self.intrusion_m, depth)
+        current = self.stats.max_stop_intrusion_m
+        self.stats.max_stop_intrusion_m = depth if current is None else max(current, depth)
+
+    def _violation(self, t: float, zone: str, speed: float, fraction: float, why: str) -> None:
+        self.stats.safety_violations += 1
+        self.events.emit(t, "safety_violation", step=self.steps, zone=zone, speed_m_s=round(speed, 6),
+                         speed_fraction=round(fraction, 6), reason=why)
+        if self.strict:
+            raise SafetyViolation(f"--strict: safety violation at t = {t:.3f} s (step {self.steps}, "
+                                  f"{zone} zone): {why}")
+
+    def _robot_mode(self, zone: str) -> str:
+        if zone == "stop":
+            return "stopped"
+        return "reduced" if self.robot.velocity_fraction < 1.0 else "full"
+
+    # --- separation -------------------------------------------------------------------
+    def _closest_within(self, cutoff: float):
+        """PyBullet's closest point pair of the person and the robot, if within ``cutoff`` m
+        (the narrow phase runs only for link pairs whose boxes are that close)."""
+        points = p.getClosestPoints(self.person_body, self.robot.body_id, cutoff, physicsClientId=self.client)
+        return min(points, key=lambda pt: pt[8], default=None)
+
+    def separation_due(self, t: float) -> bool:
+        """A separation query is due at time ``t`` (the person must be posed for it)."""
+        return t >= self.next_separation_t - 1e-12
+
+    def _closest(self):
+        """PyBullet's closest point pair of the person and the robot (None beyond the cutoff).
+
+        The pair of links closest at the last query is measured first (a few microseconds): the
+        separation is at most its distance, so only the link pairs within that distance are then
+        asked. PyBullet builds a record for every pair within a query's cutoff, and the person
+        moving away from the robot made the earlier guess (the last separation plus 5 cm) fall
+        back to all 150 pairs at the full cutoff, four times the cost; the answer is the same."""
+        if self._closest_links is not None:
+            person_link, robot_link = self._closest_links
+            pair = p.getClosestPoints(self.person_body, self.robot.body_id, SEPARATION_CUTOFF_M,
+                                      linkIndexA=person_link, linkIndexB=robot_link, physicsClientId=self.client)
+            if pair:
+                closest = self._closest_within(max(pair[0][8], 0.0) + BOUND_SLACK_M)
+                if closest is not None:
+                    return closest
+        return self._closest_within(SEPARATION_CUTOFF_M)
+
+    def _credit_measured_speed(self) -> None:
+        """The next query waits as long as the gap cannot have closed at the robot's and the
+        person's top speeds; the wait grows by what either did not use in this step. The robot:
+        on a step whose joint speeds were measured (every step while the person is guarded) it
+        moved no faster than they show (PyBullet moves a joint by its velocity after the step
+        times the step, so that bound holds for the whole step). The person: as fast as its
+        activity allows (a clip at its measured speed, nothing while standing still). Either
+        faster than its top speed (a clip played fast) shortens the wait instead."""
+        if not math.isfinite(self.last_separation):
+            return
+        unused = 0.0 if self.person_speed is None else PERSON_MAX_SPEED_M_S - self.person_speed()
+        if self._joints_at == self.steps:
+            unused += self.robot_capability - self._joint_figures[1]
+        if unused:
+            self.next_separation_t += unused * self.dt / self.closing_speed
+
+    def _update_separation(self, posed: bool, ahead_s: float) -> None:
+        if not posed or not self.separation_due(self.now + ahead_s):
+            return
+        closest = self._closest()
+        self._closest_links = None if closest is None else (closest[3], closest[4])
+        distance = closest[8] if closest is not None else SEPARATION_CUTOFF_M
+        self.last_separation = distance
+        if distance < -PENETRATION_TOLERANCE_M:
+            names = self._closest_names(closest)
+            fraction, speed = self.robot_speeds()
+            self._violation(self.now, self.zone, speed, fraction,
+                            f"the person's {names[0]} is {-distance:.4f} m inside the robot's {names[1]}")
+        if distance < self.stats.min_separation_m:
+            self.stats.min_separation_m = distance
+            self.closest = (self.now, closest)
+        floor = max(CONTACT_M, min(self.stats.min_separation_m, EXACT_M))
+        self.next_separation_t = self.now + max(0.0, distance - floor) / self.closing_speed
+
+    # --- per step ---------------------------------------------------------------------
+    def _closest_names(self, pt) -> list[str]:
+        """The person's and the robot's link names of a closest-point record."""
+        return [self.link_names[body][link] for body, link in ((self.person_body, pt[3]), (self.robot.body_id, pt[4]))]
+
+    def closest_approach(self) -> dict | None:
+        """Where and when the person and the robot came closest (for the event log)."""
+        if self.closest is None or self.closest[1] is None:
+            return None
+        t, pt = self.closest
+        names = self._closest_names(pt)
+        return {"t": t, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
+                "at": [round(v, 4) for v in pt[5]]}
+
+    def step(self, t: float, x: float, y: float, posed: bool = True, ahead_s: float = 0.0) -> None:
+        """After a physics step at time ``t``: ``(x, y)`` is where the pelvis is now; ``posed``:
+        the body was animated in this step (the separation is measured on such steps); ``ahead_s``:
+        a query due within this time is taken now (earlier is as safe: the next is scheduled
+        from it), because the body is posed now anyway and would have to be posed for it later."""
+        self.now = t
+        self.steps += 1
+        last = self.last_xy
+        if last is None or last[0] != x or last[1] != y:
+            self._update_zone(t, x, y)
+            if last is not None:
+                self.stats.person_distance_m += math.hypot(x - last[0], y - last[1])
+            self.last_xy = (x, y)
+        zone = self.zone
+        self.stats.zone_time_s[zone] += self.dt
+        self.stats.robot_time_s[self._robot_mode(zone)] += self.dt
+        if self.last_velocity != self.robot.velocity_fraction:
+            if self.last_velocity is not None:
+                self.events.emit(t, "velocity_change", fraction=self.robot.velocity_fraction)
+            self.last_velocity = self.robot.velocity_fraction
+        if self.guarded_since is not None or self.steps % SPEED_EVERY == 0:
+            self._check_speed(t, zone)
+        if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
+            self._measure_intrusion(x, y)
+        self._credit_measured_speed()
+        self._update_separation(posed, ahead_s)

@@ -1,0 +1,383 @@
+"""The simulation loop: one scenario, one seed, lockstep in simulated time.
+
+:class:`Simulation` builds the world in its own PyBullet client, starts the person (actor
+plugin and actor server over two POSIX message queues), the robot, the service network
+with the simulation's services (:mod:`hri.run.services`), and the two tree executors
+(:mod:`hri.run.tree_host`), which reach the world only through that network: in this process,
+or with ``split`` each in a process of its own (:mod:`hri.run.tree_process`), with the same
+results for the same seed. Then it steps everything at the fixed physics rate (see
+``docs/architecture.md`` for the order within a step). Nothing here reads the wall clock
+except to report how fast the run went and, with ``realtime``, to pace it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+import pybullet as p
+from shapely.geometry import box
+
+from hri.view import live_view
+from hri.actor.animation import ClipLibrary
+from hri.actor.plugin import ActorPlugin
+from hri.actor.queues import ActorLink
+from hri.actor.route import WalkingArea
+from hri.actor.server import ActorServer
+from hri.bt.node import NodeExecutionError
+from hri.workcell.called import CalledFlag
+from hri.base.errors import HriError
+from hri.run.faults import FaultInjector, parse_faults
+from hri.base.geometry import Pose
+from hri.run.monitor import SafetyLimits, SafetyMonitor, zone_of
+from hri.base.mqueue import RunQueues, cleanup_stale
+from hri.workcell.parts import PartManager
+from hri.robot.arm import RobotArm, RobotConfig
+from hri.net import Network
+from hri.scenario.load import Scenario, parse_pose
+from hri.run.services import SimulationServices
+from hri.run.stats import EventLog, RunStats, TrajectoryLog
+from hri.run.tree_host import TickResult, TreeHost
+from hri.run.tree_process import RemoteTreeHost
+from hri.workcell.world import build_static_scene, build_world, draw_zones
+
+
+TRAJECTORY_PERIOD_S = 0.1  # trajectory.csv: one row per 0.1 simulated seconds
+SETUP_ROUNDS = 3  # zero-time exchanges at set-up: discovery, subscriptions, their answers
+STEP, PREVIEW = "step", "preview"  # what the person's plugin does in a physics step (Simulation._person_due)
+
+
+class Observer(Protocol):
+    """Watches a run without changing it (recording, live views): called by :class:`Simulation`.
+
+    ``start`` once after set-up, ``after_step`` after every physics step, ``finish`` once
+    when the simulation closes, also when the run failed or was interrupted (after the run's
+    files are written, before PyBullet disconnects).
+    """
+
+    def start(self, sim: "Simulation") -> None: ...
+
+    def after_step(self, sim: "Simulation") -> None: ...
+
+    def finish(self, sim: "Simulation") -> None: ...
+
+
+class Simulation:
+    """One run. Use as a context manager so the queues and the PyBullet client are released."""
+
+    def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False,
+                 observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False,
+                 out_dir: Path | None = None):
+        self.scenario = scenario
+        self.out_dir = out_dir  # events and trajectory rows go there as the run goes
+        self.strict = strict
+        self.seed = int(seed)
+        self.gui = gui
+        self.realtime = realtime
+        self.split = split
+        self.dt = 1.0 / scenario.sim("physics_rate_hz")
+        self.tree_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("tree_rate_hz")))
+        self.person_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("person_rate_hz")))
+        self.step_count = 0
+        self.trajectory_every = max(1, round(scenario.sim("physics_rate_hz") * TRAJECTORY_PERIOD_S))
+        self.trajectory = TrajectoryLog()
+        self.events = EventLog()
+        self.stats = RunStats(scenario.name, self.seed)
+        self.client: int | None = None
+        self.queues: RunQueues | None = None
+        self.observers: list[Observer] = list(observers)
+        self._started: list[Observer] = []  # finished in close(), however the run ends
+        self.trees: dict[str, TreeHost | RemoteTreeHost] = {}
+        faults = parse_faults(scenario.data.get("faults"))  # checked when the scenario loaded
+        self.faults = FaultInjector(faults, split) if faults else None
+
+    # --- set-up ---------------------------------------------------------------------
+    def __enter__(self) -> "Simulation":
+        try:
+            self._setup()
+        except p.error as err:
+            self.close()
+            if live_view.window_lost():
+                raise HriError("--gui: the window was closed while the run was being set up") from None
+            raise HriError(f"PyBullet: {err}") from None
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def now(self) -> float:
+        return self.step_count * self.dt
+
+    def _setup(self) -> None:
+        data = self.scenario.data
+        cleanup_stale()
+        if self.out_dir is not None:  # a long run's memory stays flat: its logs go to disk
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.events.spill_to(self.out_dir / "events.jsonl")
+            self.trajectory.spill_to(self.out_dir / "trajectory.csv")
+        if self.gui:
+            self.client = live_view.connect()
+            self.observers.insert(0, live_view.LiveView())
+        else:
+            self.client = p.connect(p.DIRECT)
+        p.setTimeStep(self.dt, physicsClientId=self.client)
+        p.setGravity(0, 0, -9.81, physicsClientId=self.client)
+        furniture = build_world(self.client, data)
+        zones = self.scenario.zones
+        draw_zones(self.client, zones)
+
+        person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
+        self.queues = RunQueues().__enter__()
+        link = self.actor_link = ActorLink(self.queues)
+        walking_area = WalkingArea.from_scenario(data, lambda: [box(*b) for b in self.robot.floor_footprints()])
+        self.plugin = ActorPlugin(self.client, ClipLibrary.default(), parse_pose(data["person"]["start"]),
+                                  link.plugin_endpoint(), walking_area=walking_area)
+        self.server = ActorServer(link.server_endpoint())
+        robot_config = RobotConfig.from_dict({**(data["robot"].get("config") or {}),
+                                              "seed": int(planner_seed.generate_state(1)[0])})
+        self.robot = RobotArm(self.client, parse_pose(data["robot"]["base"]),
+                              lambda c: build_static_scene(c, data), robot_config)
+        self.called = CalledFlag(self.events.emit, self.now)
+        self.parts = PartManager(self.client, data.get("parts") or {}, self.scenario.areas, furniture,
+                                 data["furniture"], np.random.default_rng(parts_seed), self._world_events)
+        self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.plugin.hand_pose,
+                           self.now)
+        self.network = Network(data.get("net") or {}, seed=int(net_seed.generate_state(1)[0]))  # checked on load
+        self.services = SimulationServices(self.network, self.server, self.robot, self.parts, self.called)
+        for role, tree_seed in (("person", person_seed), ("robot", robot_seed)):
+            self.trees[role] = self._start_tree(role, tree_seed)
+        self.status_logs = {role: host.status_log for role, host in self.trees.items()}
+
+        limits = SafetyLimits(float(data["robot"]["reduced_velocity"]), **{
+            k: float(data["safety"][k]) for k in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s",
+                                                  "speed_tolerance")})
+        self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
+                                     self.stats, self.events, self.dt, strict=self.strict,
+                                     person_speed=self.plugin.speed_bound)
+        self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
+        for _ in range(SETUP_ROUNDS):  # discovery and subscriptions, before the first tick
+            for host in self.trees.values():
+                self._take_events(host.tick(0.0, run_tree=False))
+            self.network.advance(0.0)
+        for observer in self.observers:
+            observer.start(self)
+            self._started.append(observer)
+
+    def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
+        broker = self.services.broker_address
+        if self.split:
+            return RemoteTreeHost(role, self.scenario, self.network, broker, seed, self.queues)
+        return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed)
+
+    def _take_events(self, result: TickResult) -> None:
+        """A tree executor's events into the log; the person's actions and the robot's random
+        failures are counted as they pass (the log may be on disk by the end)."""
+        for t, event, fields in result.events:
+            self.events.emit(t, event, **fields)
+            self.stats.count_failure(event, fields)
+            if event == "person_action_finished":
+                self.stats.person_actions += 1
+                self.stats.person_actions_failed += fields.get("result") != "succeeded"
+            elif event == "random_failure" and fields.get("tree") == "robot":
+                self.stats.robot_failures += 1
+
+    def status_lines(self) -> list[str]:
+        """The run's state for overlays: simulated time, the person's zone, the robot's state."""
+        person = self.plugin.pose
+        zone = self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y)  # None before the first step
+        return [f"t = {self.now():.1f} s",
+                f"person: {zone} zone",
+                f"robot: {self.robot.status.value}, velocity {self.robot.velocity_fraction:.0%}"]
+
+    def _world_events(self, event: str, **fields: Any) -> None:
+        self.events.emit(self.now(), event, **fields)
+
+    def close(self) -> None:
+        while self._started:
+            self._started.pop(0).finish(self)
+        self.events.discard()  # hidden files of logs that were not written (a failed set-up)
+        self.trajectory.discard()
+        while self.trees:
+            self.trees.popitem()[1].close()
+        if getattr(self, "robot", None) is not None:  # its planning client: ~28 MB a run otherwise
+            self.robot.close()
+        if self.client is not None and self.client >= 0 and not live_view.window_lost():
+            try:
+                p.disconnect(physicsClientId=self.client)
+            except p.error:
+                pass
+            self.client = None
+        if self.queues is not None:
+            self.queues.__exit__(None, None, None)
+            self.queues = None
+
+    # --- running --------------------------------------------------------------------
+    def _tick_trees(self) -> None:
+        """Publish the state streams, deliver them, tick the person's tree, then the robot's,
+        and deliver their requests: all at this step's simulated time. The person's pose is
+        where the safety monitor sees the pelvis now, with its zone: not the last posing, which
+        is up to a person's step old, or newer where the monitor happened to pose the body for
+        a query (then what the robot saw would depend on when the monitor asks)."""
+        now = self.now()
+        person = self.plugin.pose_at(now)
+        self.services.publish(person, self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y))
+        self.network.advance(now)
+        for role, host in self.trees.items():
+            result = host.tick(now)
+            self._take_events(result)
+            if role == "robot" and result.ticked and result.status == "SUCCESS":
+                self.stats.robot_cycles += 1
+                self.events.emit(now, "robot_cycle_done", cycle=self.stats.robot_cycles)
+        self.network.advance(now)
+
+    def step(self) -> None:
+        t = self.now()
+        if self.faults is not None:
+            self.faults.step(self)
+        if self.step_count % self.tree_every == 0:
+            self._tick_trees()
+        else:
+            self.network.advance(t)  # what a channel's latency delivers between ticks
+        animation = self._person_due()
+        if animation == STEP:
+            self.plugin.step(t, self.dt)
+            self.server.poll(t)
+        elif animation == PREVIEW:
+            self.plugin.preview(t, self.dt)
+        posed = bool(animation)
+        self.robot.step(self.dt)
+        self.parts.step()
+        p.stepSimulation(physicsClientId=self.client)
+        self.step_count += 1
+        x, y = self._person_xy(posed)
+        self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
+        self._record_trajectory(posed)
+        if self.observers:
+            self.parts.place_riders()  # a view shows the parts on a belt where they are
+            for observer in self.observers:
+                observer.after_step(self)
+
+    def _query_ahead_s(self, animation: str) -> float:
+        """After the person's own step, the monitor takes a separation query due before the next
+        one at once: the body is posed now, and a preview for the query would cost more."""
+        return (self.person_every - 1) * self.dt if animation == STEP else 0.0
+
+    def _person_now(self, posed: bool) -> Pose:
+        """The pelvis pose after this step: as posed, or where a posing would put it."""
+        return self.plugin.pose if posed else self.plugin.pose_at(self.now())
+
+    def _person_xy(self, posed: bool) -> tuple[float, float]:
+        """``(x, y)`` of :meth:`_person_now`, made without a Pose (every step)."""
+        if posed:
+            pose = self.plugin.pose
+            return pose.x, pose.y
+        return self.plugin.pelvis_xy_at(self.now())
+
+    def _person_due(self) -> str:
+        """``STEP``: the person acts and is animated, at ``simulation.person_rate_hz``;
+        ``PREVIEW``: the body is only posed where it is, for the safety monitor's separation
+        query after this step (near the robot, every step), which must not change what the
+        person does; ``""``: neither, and the monitor takes the pelvis where a posing
+        would put it (``ActorPlugin.pose_at``). The same with a view: a view never changes a run."""
+        if self.step_count % self.person_every == 0:
+            return STEP
+        return PREVIEW if self.monitor.separation_due((self.step_count + 1) * self.dt) else ""
+
+    def _record_trajectory(self, posed: bool) -> None:
+        """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""
+        if self.step_count % self.trajectory_every == 0:
+            person = self._person_now(posed)
+            fraction, speed = self.monitor.robot_speeds()
+            self.trajectory.append((round(self.now(), 6), person.x, person.y, person.yaw, self.monitor.zone,
+                                    self.robot.velocity_fraction, fraction, speed, self.monitor.last_separation))
+
+    def run(self, duration_s: float) -> dict[str, Any]:
+        """Run for ``duration_s`` simulated seconds; return the statistics object.
+
+        With ``gui``, closing the window ends the run early; its statistics are marked
+        ``complete: false``.
+        """
+        steps = int(math.floor(duration_s / self.dt + 1e-9))
+        wall_start = time.perf_counter()
+        try:
+            for _ in range(steps):
+                if self._window_closed():
+                    break
+                self.step()
+                if self.realtime:
+                    ahead = self.now() - (time.perf_counter() - wall_start)
+                    if ahead > 0:
+                        time.sleep(ahead)
+        except p.error as err:
+            if not self._window_closed():
+                self.stats.complete = False
+                raise HriError(f"the PyBullet client was lost: {err}") from None
+        except BaseException:
+            self.stats.complete = False
+            raise
+        finally:
+            self._finish_stats(time.perf_counter() - wall_start)
+        return self.stats.as_dict()
+
+    def _window_closed(self) -> bool:
+        if self.gui and (live_view.window_lost() or not p.isConnected(physicsClientId=self.client)):
+            self.stats.complete = False
+            return True
+        return False
+
+    def _finish_stats(self, wall_time_s: float) -> None:
+        self.stats.sim_time_s = self.now()
+        self.stats.wall_time_s = wall_time_s
+        self.stats.human_calls = self.called.calls
+        self.stats.human_response_times = list(self.called.response_times)
+        self.stats.recoveries = len(self.called.response_times)
+        node = self.services.node
+        self.stats.messages_dropped = (self.plugin.endpoint.dropped + self.server.endpoint.dropped
+                                       + node.endpoint.counts["dropped"] + node.counts["misdelivered"]
+                                       + node.counts["unexpected_replies"]
+                                       + sum(getattr(host, "dropped", 0) for host in self.trees.values()))
+        self.stats.count_parts(self.parts.counts, self.scenario.data.get("parts") or {})
+        closest = self.monitor.closest_approach()
+        if closest is not None:
+            when = closest.pop("t")
+            self.events.emit(self.now(), "closest_approach", at_t=round(when, 6), **closest)
+        self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
+
+
+def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool = False,
+                 realtime: bool = False, out_dir: Path | None = None,
+                 observers: Sequence[Observer] = (), split: bool = False, strict: bool = False) -> dict[str, Any]:
+    """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up;
+    ``split``: the trees in processes of their own; ``strict``: the first safety violation
+    ends the run (:class:`hri.base.errors.SafetyViolation`)."""
+    from hri.run.stats import write_run
+
+    with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers, split=split,
+                    strict=strict, out_dir=out_dir) as sim:
+        try:
+            stats = sim.run(duration_s)
+        except NodeExecutionError as err:
+            if out_dir is not None:  # the one line names the node; the traceback waits in the run
+                keep_traceback(out_dir, err)
+            raise
+        finally:  # also a run that failed leaves what it has, marked "complete": false
+            if out_dir is not None:
+                write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory)
+    return stats
+
+
+def keep_traceback(out_dir: Path, err: NodeExecutionError) -> None:
+    """Write the traceback of a node's exception to ``out_dir/traceback.txt`` and say so in
+    the error's line."""
+    from hri.base.files import write_atomic
+
+    path = out_dir / "traceback.txt"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, err.traceback)
+    err.message += f" (traceback in {path})"

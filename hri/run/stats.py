@@ -1,0 +1,190 @@
+"""Statistics of one run and its event log.
+
+:class:`EventLog` keeps the run's events (``t`` in simulated seconds, ``event``, fields) in
+order; :class:`RunStats` accumulates the figures of ``interfaces.md`` ("Statistics of one
+run"), among them why the trees' actions failed (:meth:`RunStats.count_failure`, by the
+``reason`` of each failure's event). Both are written by :func:`write_run` atomically: a
+reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hri.base.files import Spool, write_atomic
+
+ZONES = ("safe", "warning", "stop")
+ROBOT_MODES = ("full", "reduced", "stopped")
+# The failure events of the trees, and the statistic that counts their reasons.
+FAILURE_EVENTS = {"person_action_finished": "person_action_failures", "robot_move_finished": "robot_move_failures",
+                  "service_call_failed": "service_call_failures"}
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    return json.dumps(event, sort_keys=False) + "\n"
+
+
+def _row_line(row: tuple) -> str:
+    return ",".join(_csv(v) for v in row) + "\n"
+
+
+class EventLog(Spool):
+    """Events in the order they happened; each is a dict with ``t`` and ``event`` first.
+
+    A run with an output folder spills them to ``events.jsonl`` as it goes (:class:`Spool`):
+    :attr:`events` then holds only the ones not written yet.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_event_line)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self.items
+
+    def emit(self, t: float, event: str, **fields: Any) -> None:
+        self.append({"t": round(float(t), 6), "event": event, **fields})
+
+
+class TrajectoryLog(Spool):
+    """The rows of ``trajectory.csv`` (:data:`TRAJECTORY_COLUMNS`), spilled like the events."""
+
+    def __init__(self) -> None:
+        super().__init__(_row_line, ",".join(TRAJECTORY_COLUMNS) + "\n")
+
+
+@dataclass
+class RunStats:
+    """The figures of one run; :meth:`as_dict` gives the statistics object."""
+
+    scenario: str
+    seed: int
+    sim_time_s: float = 0.0
+    wall_time_s: float = 0.0
+    zone_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in ZONES})
+    zone_entries: dict[str, int] = field(default_factory=lambda: {"warning": 0, "stop": 0})
+    robot_time_s: dict[str, float] = field(default_factory=lambda: {m: 0.0 for m in ROBOT_MODES})
+    protective_stops: int = 0
+    min_separation_m: float = math.inf
+    robot_cycles: int = 0
+    human_calls: int = 0
+    human_response_times: list[float] = field(default_factory=list)
+    safety_violations: int = 0
+    max_robot_speed_m_s: float = 0.0
+    max_stop_intrusion_m: float | None = None  # deepest into the stop zone before the robot rested
+    person_distance_m: float = 0.0
+    person_actions: int = 0
+    person_actions_failed: int = 0
+    # {reason: count} of failed person actions, robot moves and service calls
+    person_action_failures: dict[str, int] = field(default_factory=dict)
+    robot_move_failures: dict[str, int] = field(default_factory=dict)
+    service_call_failures: dict[str, int] = field(default_factory=dict)
+    robot_failures: int = 0
+    recoveries: int = 0
+    messages_dropped: int = 0  # records and frames the simulation received and could not take
+    parts: dict[str, Any] = field(default_factory=dict)
+    parts_good: int = 0
+    parts_bad: int = 0
+    parts_shelved: int = 0
+    complete: bool = True
+
+    def count_parts(self, counts, config: dict[str, Any]) -> None:
+        """Part tallies; good/bad/shelved by the surfaces the scenario names for them."""
+        self.parts = {"picked_by_robot": counts.picked_by_robot, "placed_by_robot": dict(counts.placed_by_robot),
+                      "taken_by_person": counts.taken_by_person, "put_by_person": dict(counts.put_by_person),
+                      "delivered": counts.delivered, "collected": counts.collected}
+        self.parts_good = sum(counts.placed_by_robot.get(s, 0) for s in config.get("good_surfaces", []))
+        self.parts_bad = sum(counts.placed_by_robot.get(s, 0) for s in config.get("bad_surfaces", []))
+        self.parts_shelved = sum(counts.put_by_person.get(s, 0) for s in config.get("storage_surfaces", []))
+
+    def count_failure(self, event: str, fields: dict[str, Any]) -> None:
+        """Count the reason of a tree's event if it tells of a failure (a finished action that
+        did not succeed, a failed service call)."""
+        counts = FAILURE_EVENTS.get(event)
+        if counts is None or fields.get("result") in ("succeeded", "success"):
+            return
+        reason = str(fields.get("reason") or "unspecified")
+        tally = getattr(self, counts)
+        tally[reason] = tally.get(reason, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        rtf = self.sim_time_s / self.wall_time_s if self.wall_time_s > 0 else None
+        response = (sum(self.human_response_times) / len(self.human_response_times)
+                    if self.human_response_times else None)
+        return {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "sim_time_s": round(self.sim_time_s, 6),
+            "wall_time_s": round(self.wall_time_s, 3),
+            "real_time_factor": round(rtf, 2) if rtf is not None else None,
+            "zone_time_s": {k: round(v, 6) for k, v in self.zone_time_s.items()},
+            "zone_entries": dict(self.zone_entries),
+            "robot_time_s": {k: round(v, 6) for k, v in self.robot_time_s.items()},
+            "protective_stops": self.protective_stops,
+            "min_separation_m": round(self.min_separation_m, 6) if math.isfinite(self.min_separation_m) else None,
+            "robot_cycles": self.robot_cycles,
+            "human_calls": self.human_calls,
+            "human_response_s": round(response, 6) if response is not None else None,
+            "safety_violations": self.safety_violations,
+            "max_robot_speed_m_s": round(self.max_robot_speed_m_s, 6),
+            "max_stop_intrusion_m": None if self.max_stop_intrusion_m is None else round(self.max_stop_intrusion_m, 6),
+            "person_distance_m": round(self.person_distance_m, 6),
+            "person_actions": self.person_actions,
+            "person_actions_failed": self.person_actions_failed,
+            "person_action_failures": _most_frequent(self.person_action_failures),
+            "robot_move_failures": _most_frequent(self.robot_move_failures),
+            "service_call_failures": _most_frequent(self.service_call_failures),
+            "robot_failures": self.robot_failures,
+            "recoveries": self.recoveries,
+            "parts": self.parts,
+            "parts_good": self.parts_good,
+            "parts_bad": self.parts_bad,
+            "parts_shelved": self.parts_shelved,
+            "messages_dropped": self.messages_dropped,
+            "complete": self.complete,
+        }
+
+
+def _most_frequent(counts: dict[str, int]) -> dict[str, int]:
+    """``counts`` with the most frequent first (ties by name: the same order in every run)."""
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+WALL_CLOCK_KEYS = ("wall_time_s", "real_time_factor")
+TRAJECTORY_COLUMNS = ("t", "person_x", "person_y", "person_yaw", "zone", "robot_velocity_fraction",
+                      "robot_speed_fraction", "robot_fastest_point_m_s", "separation_m")
+
+
+def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog, trajectory: TrajectoryLog | None = None) -> None:
+    """Write ``trajectory.csv``, ``events.jsonl``, then ``stats.json`` (last: its presence means
+    the run's files are complete)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if trajectory is not None:
+        trajectory.write(out_dir / "trajectory.csv")
+    events.write(out_dir / "events.jsonl")
+    write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
+
+
+def _csv(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def format_table(stats: dict[str, Any]) -> str:
+    """A human-readable summary of the statistics object."""
+    rows = []
+    for key, value in stats.items():
+        if isinstance(value, dict):  # failure reasons come most frequent first
+            value = ", ".join(f"{k} {_fmt(v)}" for k, v in value.items()) or "none"
+        rows.append((key, _fmt(value) if not isinstance(value, str) else value))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

@@ -1,0 +1,1 @@
+"""Seeing a run: PyBullet's window, video recording, stills of the workcell."""
