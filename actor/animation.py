@@ -49,7 +49,8 @@ import numpy as np
 import pybullet_data
 from defusedxml import ElementTree
 
-from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, BodyPose, PoseTable, blend
+from hri.actor.clip_check import WALK, check_clip
+from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, HINGE_SIGN, JOINT_NAMES, BodyPose, PoseTable, blend
 from hri.actor.quaternions import (Q_IDENTITY, Q_MODEL_TO_WORLD, model_to_person, person_euler, person_to_model,
                                    qaxis, qconj, qmatrix, qmul, qslerp, qyaw, smoothstep)
 from hri.base.errors import HriError
@@ -59,8 +60,6 @@ SCALE = 0.25
 URDF_PATH = "humanoid/humanoid.urdf"
 WALK_MOTION_PATH = "data/motions/humanoid3d_walk.txt"
 
-#: Hinge value = sign * bend angle (the URDF's knees bend negative, elbows positive).
-HINGE_SIGN = {"right_knee": -1.0, "left_knee": -1.0, "right_elbow": 1.0, "left_elbow": 1.0}
 #: Order of the joints in a DeepMimic frame (after duration, root position, root rotation).
 DEEPMIMIC_ORDER = ("chest", "neck", "right_hip", "right_knee", "right_ankle", "right_shoulder",
                    "right_elbow", "left_hip", "left_knee", "left_ankle", "left_shoulder",
@@ -272,7 +271,6 @@ class WalkClip(Clip):
         return self.sample_phase(0.0)
 
 
-_JOINT_NAMES = set(BALL_JOINTS) | set(HINGE_JOINTS)
 _GROUND_TABLE_RATE = 120.0  # samples per second of the precomputed height/offset tables
 
 
@@ -342,8 +340,6 @@ class KeyframeClip(Clip):
     @staticmethod
     def from_yaml(path: Path) -> "KeyframeClip":
         text = Path(path).read_text()
-        from hri.actor.clip_check import check_clip
-
         check_clip(text, str(path))  # HriError FILE:LINE: message, before anything is built
         data = load_yaml(text, str(path), aliases=False)
         name = str(data.get("name", Path(path).stem))
@@ -362,7 +358,7 @@ def _pose_from_yaml(entry: dict, where: str) -> BodyPose:
     pose.root = np.array([float(root.get("forward", 0.0)), float(root.get("left", 0.0)), 0.0])
     pose.root_rotation = person_euler(root.get("rotation"))
     for joint, value in (entry.get("joints") or {}).items():
-        if joint not in _JOINT_NAMES:
+        if joint not in JOINT_NAMES:
             raise ValueError(f"{where}: unknown joint {joint!r}")
         if joint in HINGE_SIGN:
             pose.hinges[HINGE_JOINTS.index(joint)] = HINGE_SIGN[joint] * math.radians(float(value))
@@ -378,7 +374,7 @@ def default_clips_dir():
 class ClipLibrary:
     """Named clips: the keyframe clips of a folder and the walk cycle (``walk``)."""
 
-    WALK = "walk"
+    WALK = WALK
     REST = "stand"
 
     def __init__(self, clips: dict[str, Clip] | None = None):

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import yaml
 
-from hri.actor.animation import _JOINT_NAMES, HINGE_SIGN, ClipLibrary
-from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS
+from hri.actor.pose import BALL_JOINTS, HINGE_JOINTS, HINGE_SIGN, JOINT_NAMES
 from hri.base.errors import HriError
 from hri.base.numbers import is_number
 from hri.base.yaml_values import check_collections, scalar_value
@@ -20,6 +19,7 @@ _CLIP_KEYS = ("name", "duration", "keyframes", "anchor_feet")
 _KEYFRAME_KEYS = ("time", "root", "joints")
 _ROOT_KEYS = ("forward", "left", "rotation")
 _AXES = ("forward", "left", "up")
+WALK = "walk"  # the walk cycle's name (ClipLibrary.WALK): no keyframe clip may take it
 
 
 def check_clip(data: bytes | str, file: str) -> None:
@@ -80,7 +80,7 @@ class _ClipCheck:
             name = self.value(top["name"])
             if not isinstance(name, str) or not name:
                 self.fail(f"name must be a string, got {name!r}", top["name"])
-            if name == ClipLibrary.WALK:
+            if name == WALK:
                 self.fail("name 'walk' is the walk cycle's: choose another name", top["name"])
         if "anchor_feet" in top and not isinstance(self.value(top["anchor_feet"]), bool):
             self.fail(f"anchor_feet must be true or false, got {self.value(top['anchor_feet'])!r}", top["anchor_feet"])
@@ -131,7 +131,7 @@ class _ClipCheck:
             self.fail(f"{where} must be a mapping of joint: angles, got {self.value(node)!r}", node)
         for key_node, value_node in node.value:
             joint = str(key_node.value)
-            if joint not in _JOINT_NAMES:
+            if joint not in JOINT_NAMES:
                 known = ", ".join(BALL_JOINTS + HINGE_JOINTS)
                 self.fail(f"{where}: unknown joint '{joint}' (joints: {known})", key_node)
             if joint in HINGE_SIGN:

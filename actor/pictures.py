@@ -13,7 +13,7 @@ import pybullet
 from hri.actor.animation import ClipLibrary, WalkClip, data_path
 from hri.actor.body import HumanoidBody
 from hri.actor.pose import BodyPose
-from hri.view.png import write_png
+from hri.base.png import write_png
 
 
 def render_pose(client: int, body: HumanoidBody, pose: BodyPose, eye, size=(240, 320)) -> np.ndarray:

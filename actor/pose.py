@@ -20,6 +20,9 @@ from hri.actor.quaternions import Q_IDENTITY, qslerp
 BALL_JOINTS = ("chest", "neck", "right_hip", "right_ankle", "right_shoulder",
                "left_hip", "left_ankle", "left_shoulder")
 HINGE_JOINTS = ("right_knee", "right_elbow", "left_knee", "left_elbow")
+JOINT_NAMES = frozenset(BALL_JOINTS) | frozenset(HINGE_JOINTS)
+#: Hinge value = sign * bend angle (the URDF's knees bend negative, elbows positive).
+HINGE_SIGN = {"right_knee": -1.0, "left_knee": -1.0, "right_elbow": 1.0, "left_elbow": 1.0}
 
 
 @dataclass

@@ -19,7 +19,7 @@ import numpy as np
 import pybullet as p
 
 from hri.base.geometry import Pose
-from hri.kinematics import Chain, IkSettings
+from hri.kinematics import Chain, IkSettings, solve
 
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
 
@@ -153,7 +153,7 @@ class PlanningScene:
                  orientation_tolerance: float, enough: int = 2) -> np.ndarray | None:
         """A collision-free configuration placing tool0 at ``target``, or None.
 
-        The shared kinematics core (:meth:`hri.kinematics.Chain.inverse`) solves from each
+        The shared kinematics core (:func:`hri.kinematics.solve`) solves from each
         seed in turn for the joint values nearest that seed; the first seed (the current
         joints) also gets the core's restarts, and its solution, when valid and collision-free,
         is the answer. Otherwise, among the first ``enough`` valid, collision-free solutions
@@ -163,7 +163,7 @@ class PlanningScene:
         settings = IkSettings(position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance)
         found: list[np.ndarray] = []
         for k, seed in enumerate(seeds):
-            result = self.chain.inverse(target, seed, settings, restarts=settings.restarts if k == 0 else 0)
+            result = solve(self.chain, target, seed, settings, restarts=settings.restarts if k == 0 else 0)
             if not result.valid:
                 continue
             q = np.array(result.q)

@@ -21,7 +21,7 @@ import pytest
 
 from hri.base.geometry import Pose
 from hri.kinematics import (Chain, cartesian_line, cartesian_waypoints, geometry_pose, joint_path,
-                            pose_matrix, pose_tuple, read_urdf, sample_times, solve_path, trapezoid)
+                            pose_matrix, pose_tuple, read_urdf, sample_times, solve, solve_path, trapezoid)
 from hri.kinematics.transforms import (invert, log_rotation, matrix_quaternion, quaternion_matrix,
                                        rotation_angle, transform)
 
@@ -196,8 +196,8 @@ def test_ik_reaches_reachable_targets_from_near_and_far(robot):
         q_goal = robot.random(rng)
         target = robot.forward(q_goal)
         near = robot.clip(q_goal + rng.normal(0.0, 0.2, robot.nv))
-        assert_reaches(robot, robot.inverse(target, near), target)
-        assert_reaches(robot, robot.inverse(target, robot.random(rng)), target)
+        assert_reaches(robot, solve(robot, target, near), target)
+        assert_reaches(robot, solve(robot, target, robot.random(rng)), target)
 
 
 def test_ik_on_a_redundant_arm_and_position_only_on_the_humanoid_arm():
@@ -205,12 +205,12 @@ def test_ik_on_a_redundant_arm_and_position_only_on_the_humanoid_arm():
     kuka = Chain.from_urdf(DATA / "kuka_iiwa" / "model.urdf")
     for _ in range(10):
         target = kuka.forward(kuka.random(rng))
-        assert_reaches(kuka, kuka.inverse(target, kuka.random(rng)), target)
+        assert_reaches(kuka, solve(kuka, target, kuka.random(rng)), target)
     arm = Chain.from_urdf(DATA / "humanoid" / "humanoid.urdf", "base", "right_wrist",
                           scale=HUMANOID_SCALE)
     for _ in range(10):
         hand = arm.forward(arm.random(rng))[:3, 3]
-        result = arm.inverse((hand, (0, 0, 0, 1)), arm.neutral(), orientation=False)
+        result = solve(arm, (hand, (0, 0, 0, 1)), arm.neutral(), orientation=False)
         assert result.valid and result.position_error_m <= 1e-4
         assert np.linalg.norm(arm.forward(result.q)[:3, 3] - hand) <= 1e-4
 
@@ -218,7 +218,7 @@ def test_ik_on_a_redundant_arm_and_position_only_on_the_humanoid_arm():
 def test_ik_flags_targets_out_of_reach(robot):
     q_now = np.array([0.0, 0.2, 2.0, 0.0, 0.94, 0.0])
     for position in [(3.0, 0.0, 0.5), (0.0, -3.0, 1.0), (1.0, 1.0, 2.5)]:
-        result = robot.inverse((position, (0.0, 0.0, 0.0, 1.0)), q_now)
+        result = solve(robot, (position, (0.0, 0.0, 0.0, 1.0)), q_now)
         assert not result.valid
         reached = robot.forward(result.q)[:3, 3]
         assert result.position_error_m == pytest.approx(np.linalg.norm(reached - position))
@@ -234,11 +234,11 @@ def test_ik_flags_targets_reachable_only_outside_the_joint_limits(robot):
         q = rng.uniform(-0.4, 0.4, 6)
         q[1] = 1.5  # the shoulder well beyond its narrowed limit
         target = narrow.forward(q)
-        result = narrow.inverse(target, np.zeros(6))
+        result = solve(narrow, target, np.zeros(6))
         assert not result.valid
         assert result.position_error_m > 1e-3
         assert narrow.within_limits(result.q)
-        assert robot.inverse(target, np.zeros(6)).valid  # the real limits allow it
+        assert solve(robot, target, np.zeros(6)).valid  # the real limits allow it
 
 
 def test_ik_returns_the_solution_nearest_the_current_joints(robot):
@@ -250,13 +250,13 @@ def test_ik_returns_the_solution_nearest_the_current_joints(robot):
             continue  # near a singularity a small offset can need a large joint motion
         target = robot.forward(q)
         target[:3, 3] += rng.normal(0.0, 1.0, 3) * 0.01 / math.sqrt(3)
-        result = robot.inverse(target, q)
+        result = solve(robot, target, q)
         assert result.valid
         assert robot.distance(result.q, q) < 0.1
         checked += 1
     # A6 turns +-350 deg: a pose reached at A6 = 5.5 rad must not jump to 5.5 - 2 pi
     q = np.array([0.3, 0.5, 1.2, 0.4, 0.8, 5.5])
-    result = robot.inverse(robot.forward(q), q + 0.05)
+    result = solve(robot, robot.forward(q), q + 0.05)
     assert result.valid and abs(result.q[5] - 5.5) < 0.01
 
 

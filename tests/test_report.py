@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 
 from hri.batch import plots
 from hri.cli.main import main
-from hri.batch.report import Batch, load, stats_command, summarize, t_quantile, welch
+from hri.batch.report import Batch, load, summarize, t_quantile, welch
+from hri.cli.stats import stats_command
 
 HRI = str(Path(sys.executable).with_name("hri"))
 

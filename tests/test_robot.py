@@ -18,6 +18,7 @@ import pytest
 
 from hri.base.geometry import Pose
 from hri.robot.arm import MotionStatus, RobotArm, RobotConfig
+from hri.kinematics import solve
 from hri.robot.scene import quaternion_angle
 
 DT = 1.0 / 240.0
@@ -333,7 +334,7 @@ def test_the_planner_solves_ik_with_the_shared_kinematics_core(sim: Sim) -> None
         position, orientation = scene.chain.tip_pose(goal)
         assert np.linalg.norm(np.subtract(position, target.position)) < 1e-4
         assert quaternion_angle(orientation, target.orientation) < 1e-3
-        nearest = scene.chain.inverse(target, start)
+        nearest = solve(scene.chain, target, start)
         assert nearest.valid and np.allclose(goal, nearest.q, atol=1e-3)  # the same solution, to the tolerance
     assert scene.solve_ik(Pose(4.0, 4.0, 0.85, *DOWN), [start], 0.005, 0.05) is None  # out of reach
 

@@ -11,7 +11,7 @@ import yaml
 
 from hri.batch import plots
 from hri.cli.main import main
-from hri.batch.report import stats_command
+from hri.cli.stats import stats_command
 from hri.run.run_dir import MANIFEST, SCENARIO, load_kept_run
 from hri.scenario.load import load_scenario
 from hri.run.stats import WALL_CLOCK_KEYS

@@ -17,22 +17,24 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any
+from typing import Any, Callable
 
 from hri.base.errors import HriError
 from hri.base.files import is_alive
 
 RAY_MISSING = "--backend ray: Ray is not installed (pip install '.[cluster]')"
+Task = Callable[[dict[str, Any]], dict[str, Any]]  # a picklable module-level function
+IN_LOCAL_WORKER = False  # set by _worker_init: a run stopped there ends the process (hri.batch.batch)
 
 
 def _worker_init(parent_pid: int) -> None:
     """Runs once in every local worker: Ctrl-C is the parent's business, not the worker's;
     and a worker whose batch process died (SIGKILL) ends itself instead of idling forever."""
+    global IN_LOCAL_WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import hri.batch.batch
     from hri.base.quiet import import_pybullet_quietly
 
-    hri.batch.batch.EXIT_ON_STOP = True
+    IN_LOCAL_WORKER = True
 
     import_pybullet_quietly()
     watch_parent(parent_pid)
@@ -77,10 +79,9 @@ def start_worker_server() -> None:
         first.join()
 
 
-def run_local(tasks: list[dict[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
-    """Run ``tasks`` in ``workers`` fresh processes; yield each result as it finishes."""
-    from hri.batch.batch import execute_run
-
+def run_local(execute_run: Task, tasks: list[dict[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
+    """``execute_run`` of each of ``tasks`` in ``workers`` fresh processes; yield each result as
+    it finishes."""
     if not tasks:
         return
     executor = ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=worker_context(),
@@ -117,15 +118,15 @@ def _stop_local(executor: ProcessPoolExecutor, pending: set[Future]) -> None:
     executor.shutdown(wait=False, cancel_futures=True)
 
 
-def run_ray(tasks: list[dict[str, Any]], workers: int, address: str | None) -> Iterator[dict[str, Any]]:
-    """Run ``tasks`` as Ray tasks on the cluster at ``address`` (or a local instance)."""
+def run_ray(execute_run: Task, tasks: list[dict[str, Any]], workers: int,
+            address: str | None) -> Iterator[dict[str, Any]]:
+    """``execute_run`` of each of ``tasks`` as Ray tasks on the cluster at ``address`` (or a
+    local instance)."""
     try:
         import ray
     except ImportError:
         raise HriError(RAY_MISSING) from None
     import logging
-
-    from hri.batch.batch import execute_run
 
     if not tasks:
         return

@@ -22,10 +22,10 @@ from hri.base.errors import HriError
 from hri.base.files import hidden_file, is_alive, output_folder, write_atomic
 from hri.base.numbers import is_number
 from hri.base.yaml_values import load_value
+from hri.batch import backends
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"
-EXIT_ON_STOP = False  # set in local worker processes (hri.batch.backends)
 
 
 # --- the batch's definition ------------------------------------------------------------
@@ -151,7 +151,7 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
         (tmp / "stats.json").unlink(missing_ok=True)  # stats.json exists <=> the run is ok
     except BaseException:  # the worker is being stopped (SIGTERM, interrupt): leave nothing
         shutil.rmtree(tmp, ignore_errors=True)
-        if EXIT_ON_STOP:  # a local worker must not go on to its next queued run
+        if backends.IN_LOCAL_WORKER:  # a local worker must not go on to its next queued run
             os._exit(1)
         raise
     record = {"run_id": task["run_id"], "config_id": task["config_id"], "overrides": task["overrides"],
@@ -332,9 +332,7 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
         try:
             import ray  # noqa: F401
         except ImportError:
-            from hri.batch.backends import RAY_MISSING
-
-            raise HriError(RAY_MISSING) from None
+            raise HriError(backends.RAY_MISSING) from None
     sweep = parse_sweep(sets or [])
     for config in make_configs(sweep):  # unknown keys, invalid values: before any run starts
         load_scenario(scenario, config["assignments"])
@@ -349,10 +347,9 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
     say(f"batch: {total} runs ({len(definition['configs'])} configurations x {runs}), "
         f"skipping {skipped} already finished" + (f", retrying {cleared} failed" if cleared else "")
         + f"; {len(tasks)} to run on {workers} {'worker' if workers == 1 else 'workers'} ({backend})")
-    from hri.batch.backends import Progress, run_local, run_ray
-
-    results = run_ray(tasks, workers, address) if backend == "ray" else run_local(tasks, workers)
-    progress = Progress(len(tasks))
+    results = (backends.run_ray(execute_run, tasks, workers, address) if backend == "ray"
+               else backends.run_local(execute_run, tasks, workers))
+    progress = backends.Progress(len(tasks))
     try:
         for result in results:
             progress.update(result)

@@ -30,9 +30,9 @@ from matplotlib.patches import Patch, Polygon  # noqa: E402
 from hri.base.errors import HriError  # noqa: E402
 from hri.base.files import output_folder  # noqa: E402
 from hri.base.geometry import furniture_footprint  # noqa: E402
+from hri.batch.report import Batch, RunDir, config_labels  # noqa: E402
 
 if TYPE_CHECKING:
-    from hri.batch.report import Batch, RunDir
     from hri.scenario.load import Scenario
 
 ZONE_COLORS = {"safe": "#4caf50", "warning": "#ff9800", "stop": "#e53935"}
@@ -128,19 +128,17 @@ def _draw_layout(ax: Any, layout: dict[str, Any] | None, xs: np.ndarray, ys: np.
 
 # --- a batch -------------------------------------------------------------------------------
 
-def _by_config(batch: "Batch", metric: str) -> list[list[float]]:
+def _by_config(batch: Batch, metric: str) -> list[list[float]]:
     return [[v for r in batch.ok_runs(c) if (v := r.value(metric)) is not None] for c in batch.config_ids]
 
 
-def _config_names(batch: "Batch") -> list[str]:
+def _config_names(batch: Batch) -> list[str]:
     """The configurations named by their settings (``reduced_velocity=0.1``), in order."""
-    from hri.batch.report import config_labels
-
     labels = config_labels(batch)
     return [labels[c] for c in batch.config_ids]
 
 
-def zone_time_figure(batch: "Batch") -> Figure:
+def zone_time_figure(batch: Batch) -> Figure:
     """Box plots of the time in each zone, one box per configuration (one axes per zone)."""
     fig = Figure(figsize=(10, 4), layout="constrained")
     axes = fig.subplots(1, len(ZONE_ORDER), squeeze=False)[0]
@@ -158,7 +156,7 @@ def zone_time_figure(batch: "Batch") -> Figure:
     return fig
 
 
-def separation_figure(batch: "Batch") -> Figure:
+def separation_figure(batch: Batch) -> Figure:
     """Histogram of the runs' minimum separation, stacked by configuration."""
     fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.subplots()
@@ -173,7 +171,7 @@ def separation_figure(batch: "Batch") -> Figure:
     return fig
 
 
-def throughput_figure(batch: "Batch") -> Figure:
+def throughput_figure(batch: Batch) -> Figure:
     """Robot cycles against time in the stop zone and against protective stops, one point per run."""
     fig = Figure(figsize=(10, 4), layout="constrained")
     axes = fig.subplots(1, 2)
@@ -194,7 +192,7 @@ def throughput_figure(batch: "Batch") -> Figure:
     return fig
 
 
-def heatmap_figure(batch: "Batch", layout: dict[str, Any] | None, cell_m: float = 0.1) -> Figure:
+def heatmap_figure(batch: Batch, layout: dict[str, Any] | None, cell_m: float = 0.1) -> Figure:
     """Where the person was: 2-D histogram of all runs' positions (seconds per cell, log scale)."""
     xs, ys = [], []
     for run in batch.ok_runs():
@@ -308,7 +306,7 @@ def run_separation_figure(traj: dict[str, np.ndarray]) -> Figure:
 
 # --- writing -------------------------------------------------------------------------------
 
-def batch_figures(batch: "Batch") -> dict[str, Figure]:
+def batch_figures(batch: Batch) -> dict[str, Figure]:
     """The four batch figures by file name."""
     from hri.run.run_dir import SCENARIO
 
@@ -319,7 +317,7 @@ def batch_figures(batch: "Batch") -> dict[str, Figure]:
             "throughput_safety.png": throughput_figure(batch), "heatmap.png": heatmap_figure(batch, layout)}
 
 
-def run_figures(run: "RunDir") -> dict[str, Figure]:
+def run_figures(run: RunDir) -> dict[str, Figure]:
     """The four figures of one run by file name."""
     path = run.path / "trajectory.csv"
     if not path.is_file():
@@ -330,10 +328,8 @@ def run_figures(run: "RunDir") -> dict[str, Figure]:
             "velocity.png": run_velocity_figure(traj), "separation.png": run_separation_figure(traj)}
 
 
-def write_plots(loaded: "Batch | RunDir", out_dir: Path) -> list[Path]:
+def write_plots(loaded: Batch | RunDir, out_dir: Path) -> list[Path]:
     """Save the figures of a batch or a run into ``out_dir``; returns the paths."""
-    from hri.batch.report import Batch
-
     output_folder(out_dir, "--plots")  # before the figures are drawn
     figures = batch_figures(loaded) if isinstance(loaded, Batch) else run_figures(loaded)
     written = []

@@ -27,7 +27,6 @@ import csv
 import io
 import json
 import math
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -597,30 +596,6 @@ def format_run(run: RunDir, fmt: str) -> str:
         return buf.getvalue().rstrip("\n")
     title = f"{'## ' if fmt == 'markdown' else ''}run {run.path}"
     return title + "\n" + _table(["metric", "value"], [[k, _fmt(v)] for k, v in flat.items()], fmt == "markdown")
-
-
-def stats_command(path: Path, fmt: str = "table", plots: bool = False) -> str:
-    """What ``hri stats DIR`` prints; with ``plots``, also writes ``DIR/plots/*.png``."""
-    if fmt not in FORMATS:
-        raise HriError(f"--format: one of {', '.join(FORMATS)}, got {fmt}")
-    loaded = load(path)
-    if isinstance(loaded, Batch):
-        report = batch_report(loaded)
-        text = format_batch(report, fmt)
-        if fmt in ("csv", "json"):  # keep stdout parseable; the JSON holds them too
-            for warning in report["warnings"]:
-                print(f"hri stats: warning: {warning}", file=sys.stderr)
-    else:
-        text = format_run(loaded, fmt)
-    if plots:
-        from hri.batch import plots as plotting
-
-        notes = "\n".join(f"wrote {p}" for p in plotting.write_plots(loaded, path / "plots"))
-        if fmt in ("table", "markdown"):
-            text += "\n\n" + notes
-        else:  # keep stdout parseable
-            print(notes, file=sys.stderr)
-    return text
 
 
 def _count(n: int, noun: str) -> str:

@@ -145,7 +145,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    from hri.batch.report import stats_command
+    from hri.cli.stats import stats_command
 
     print(stats_command(args.dir, args.format, args.plots))
     return 0

@@ -9,12 +9,12 @@ PyBullet serves only to check it (``tests/test_kinematics.py``).
 
 Example (``python -m hri.kinematics`` runs a longer one)::
 
-    from hri.kinematics import Chain, cartesian_line
+    from hri.kinematics import Chain, cartesian_line, solve
     arm = Chain.from_urdf("assets/robot/lbr_iisy.urdf", "base_link", "tool0")
     q = [0.0, 0.2, 2.0, 0.0, 0.94, 0.0]
     tool = arm.tip_pose(q)                       # ((x, y, z), (qx, qy, qz, qw))
     (x, y, z), quat = tool
-    result = arm.inverse(((x + 0.05, y, z), quat), q)
+    result = solve(arm, ((x + 0.05, y, z), quat), q)
     result.valid, result.q                       # True, joints nearest q
     line = cartesian_line(tool, ((x + 0.05, y, z), quat), v_max=0.25, a_max=1.0, rate_hz=50)
 

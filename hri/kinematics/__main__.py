@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pybullet_data
 
-from hri.kinematics import Chain, cartesian_line, joint_path, solve_path
+from hri.kinematics import Chain, cartesian_line, joint_path, solve, solve_path
 
 ROBOT_URDF = Path(__file__).resolve().parent.parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
 HOME = [0.0, 0.2, 2.0, 0.0, 0.94159, 0.0]  # hri.robot.arm.HOME, rounded
@@ -26,12 +26,12 @@ def _robot() -> None:
     print(f"FK at home {_fmt(HOME)}: tool0 at {_fmt((x, y, z))}, quaternion {_fmt(quat)}")
     target = ((x + 0.1, y + 0.2, z - 0.1), quat)
     started = time.perf_counter()
-    result = arm.inverse(target, HOME)
+    result = solve(arm, target, HOME)
     elapsed = (time.perf_counter() - started) * 1e3
     print(f"IK to {_fmt(target[0])}: valid={result.valid} q={_fmt(result.q)} "
           f"error {result.position_error_m:.1e} m / {result.orientation_error_rad:.1e} rad, "
           f"{result.iterations} iterations, {elapsed:.2f} ms")
-    far = arm.inverse(((3.0, 0.0, 0.5), quat), HOME)
+    far = solve(arm, ((3.0, 0.0, 0.5), quat), HOME)
     print(f"IK to (3, 0, 0.5), out of reach: valid={far.valid}, "
           f"residual {far.position_error_m:.3f} m")
     line = cartesian_line(arm.tip_pose(HOME), target, v_max=0.25, a_max=1.0, rate_hz=50.0)
@@ -49,7 +49,7 @@ def _person() -> None:
     hand = arm.forward(q)[:3, 3]
     print(f"humanoid right arm ({', '.join(arm.joint_names)}): hand at {_fmt(hand)} "
           f"in the model frame (y up), rest pose")
-    reach = arm.inverse((hand + np.array([0.1, 0.1, 0.0]), (0, 0, 0, 1)), q, orientation=False)
+    reach = solve(arm, (hand + np.array([0.1, 0.1, 0.0]), (0, 0, 0, 1)), q, orientation=False)
     print(f"hand 10 cm forward and up: valid={reach.valid}, q={_fmt(reach.q)}")
 
 

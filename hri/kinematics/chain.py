@@ -17,7 +17,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,8 +25,6 @@ from hri.kinematics.transforms import (PoseLike, PoseTuple, exp_rotation, log_ro
                                        matrix_quaternion, transform)
 from hri.kinematics.urdf import JointSpec, read_urdf
 
-if TYPE_CHECKING:
-    from hri.kinematics.ik import IkResult, IkSettings
 
 _REVOLUTE, _PRISMATIC, _SPHERICAL, _FIXED = range(4)
 _KIND = {"revolute": _REVOLUTE, "continuous": _REVOLUTE, "prismatic": _PRISMATIC,
@@ -365,15 +362,3 @@ class Chain:
             if j.kind == "prismatic":
                 total += max(abs(j.lower), abs(j.upper))
         return total
-
-    # -- inverse kinematics ---------------------------------------------------------------
-
-    def inverse(self, target: PoseLike, q_current: Sequence[float],
-                settings: "IkSettings | None" = None, **overrides) -> "IkResult":
-        """The joint values nearest ``q_current`` that put the tip at ``target``.
-
-        See :func:`hri.kinematics.ik.solve`; ``overrides`` replace fields of ``settings``.
-        """
-        from hri.kinematics.ik import solve  # ik imports this module
-
-        return solve(self, target, q_current, settings, **overrides)

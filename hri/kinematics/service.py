@@ -27,7 +27,7 @@ import numpy as np
 
 from hri.base.errors import HriError
 from hri.kinematics.chain import Chain
-from hri.kinematics.ik import solve_path
+from hri.kinematics.ik import solve, solve_path
 from hri.kinematics.interpolate import cartesian_waypoints
 from hri.net import Request, Service
 from hri.base.numbers import is_number
@@ -84,7 +84,7 @@ class _Handlers:
 
     def inverse(self, request: Request) -> dict[str, Any]:
         target = _pose(request.payload)
-        result = self.chain.inverse(target, self.current(request.payload, "q_current"))
+        result = solve(self.chain, target, self.current(request.payload, "q_current"))
         return {k: _plain(v) for k, v in result.as_dict().items()}
 
     def interpolate(self, request: Request) -> dict[str, Any]:

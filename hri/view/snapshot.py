@@ -13,7 +13,7 @@ from pathlib import Path
 from hri.base.quiet import import_pybullet_quietly
 
 import_pybullet_quietly()  # before hri.view.record imports it: no build-time banner
-from hri.view.png import write_png  # noqa: E402
+from hri.base.png import write_png  # noqa: E402
 from hri.view.record import render_frame, room_camera  # noqa: E402
 
 WIDTH, HEIGHT = 960, 600
