@@ -96,6 +96,7 @@ class ActorPlugin(SafetyLookahead):
         self._pose_cache: tuple | None = None  # (posed, Pose) of the last pose asked
         self._root_cache: tuple = (None, [])  # (BodyPose, its root as a list): _root_of
         self._previewing = False
+        self._hung = False  # hang(): neither steps nor previews any more
         self._idle_target: BodyPose | None = None
         self._blend_elapsed = 0.0
         self._segment = -1
@@ -135,6 +136,11 @@ class ActorPlugin(SafetyLookahead):
         """The right hand's frame in the world (position, quaternion), by the shared kinematics."""
         return self._body.hand_pose()
 
+    def hang(self) -> None:
+        """Stop for good, as a plugin whose process hangs: no action read, no feedback sent, the
+        body still (fault injection: ``actor_hang``; the actor server's watchdog notices)."""
+        self._hung = True
+
     def step(self, sim_time: float, dt: float) -> None:
         """Read the actions that arrived by ``sim_time``, and animate the person to ``sim_time + dt``.
 
@@ -142,6 +148,8 @@ class ActorPlugin(SafetyLookahead):
         earlier time, it first catches up to ``sim_time`` with what it was doing, so an action
         read now starts now.
         """
+        if self._hung:
+            return
         if self.state == ActorState.SETUP:
             self._setup(sim_time)
         self._time = sim_time
@@ -170,7 +178,7 @@ class ActorPlugin(SafetyLookahead):
         when it asks must not change what the person does (a step there would read actions
         and end activities on the query's step instead of the person's own).
         """
-        if self.state == ActorState.SETUP:
+        if self.state == ActorState.SETUP or self._hung:
             return
         kept = self.__dict__.copy()
         self._previewing = True

@@ -137,6 +137,16 @@ class ActorLink:
     def feedback_name(self) -> str:
         return self.feedback.name
 
+    def inject(self, queue: str, record: bytes, times: int = 1) -> None:
+        """Put ``record`` on the ``actions`` or ``feedback`` queue up to ``times`` times, or until
+        it is full, as a broken peer would (fault injection)."""
+        target = self.actions if queue == "actions" else self.feedback
+        for _ in range(times):
+            try:
+                target.send(record)
+            except posix_ipc.BusyError:
+                return
+
     def plugin_endpoint(self) -> PluginEndpoint:
         return PluginEndpoint(self.actions, self.feedback)
 

@@ -121,6 +121,7 @@ def test_bare_moving_world_moves_the_arm_as_the_run_did(name: str) -> None:
     scenario = load_scenario(name)
     commands = ArmCommands()
     with Simulation(scenario, seed=0, observers=[commands]) as sim:
+        commands.robot = sim.robot
         sim.run(8.0)
         steps, ended = sim.step_count, sim.robot.joint_positions()
         home = np.array(sim.robot.home)

@@ -207,22 +207,24 @@ def test_a_feeder_puts_its_next_part_clear_of_the_part_just_gripped(scene):
 
 
 class RiderWatch:
-    """An observer that reads every riding part's pose from PyBullet after each step."""
+    """An observer that reads every riding part's pose from PyBullet after each step (the
+    simulation's part manager, given to it by the test, says where they should be)."""
 
     def __init__(self):
         self.seen = 0
+        self.sim = None
 
-    def start(self, sim) -> None:
+    def start(self, run) -> None:
         pass
 
-    def after_step(self, sim) -> None:
-        for part in sim.parts.parts:
+    def after_step(self, run) -> None:
+        for part in self.sim.parts.parts:
             if part.riding is not None:
-                position = p.getBasePositionAndOrientation(part.body_id, physicsClientId=sim.client)[0]
+                position = p.getBasePositionAndOrientation(part.body_id, physicsClientId=run.client)[0]
                 assert list(position) == pytest.approx(part.riding.position, abs=1e-12)
                 self.seen += 1
 
-    def finish(self, sim) -> None:
+    def finish(self, run) -> None:
         pass
 
 
@@ -234,7 +236,10 @@ def test_a_view_sees_the_riding_parts_where_they_are_and_does_not_change_the_run
     from hri.run.stats import WALL_CLOCK_KEYS
 
     def run(observers):
-        with Simulation(load_scenario("cooperation"), seed=1, observers=observers) as sim:
+        sim = Simulation(load_scenario("cooperation"), seed=1, observers=observers)
+        for observer in observers:
+            observer.sim = sim
+        with sim:
             stats = sim.run(60.0)
             return ({k: v for k, v in stats.items() if k not in WALL_CLOCK_KEYS}, sim.trajectory.items,
                     sim.events.events)

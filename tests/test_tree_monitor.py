@@ -17,7 +17,7 @@ from test_cli import _one_error_line, hri
 from hri.bt import Blackboard, TreeContext, default_registry, load_tree
 from hri.bt.render import build_draw_tree, render_file
 from hri.bt.status import IDLE, STATUS_COLOURS, STATUS_NAMES, NodeState, TreeStatusLog, preorder, statuses_at
-from hri.bt.terminal_view import CHECK_EVERY_STEPS, TreeView, TreesView, visible_lines
+from hri.view.terminal_view import CHECK_EVERY_STEPS, TreeView, TreesView, visible_lines
 from hri.bt.xml_loader import load_document
 from hri.base.errors import HriError
 

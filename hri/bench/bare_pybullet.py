@@ -19,11 +19,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pybullet as p
 
 from hri.scenario.load import Scenario, parse_pose
+
+if TYPE_CHECKING:
+    from hri.robot.arm import RobotArm
+    from hri.run.sim import RunView
 
 
 @dataclass
@@ -114,17 +119,18 @@ class ArmCommands:
     def __init__(self) -> None:
         self.changes: list[tuple[int, list[float], list[float]]] = []
         self._last: tuple | None = None
+        self.robot: RobotArm | None = None  # the arm whose commands it notes, set before the run
 
-    def start(self, sim) -> None:
+    def start(self, run: RunView) -> None:
         pass
 
-    def after_step(self, sim) -> None:
-        command = sim.robot.command
+    def after_step(self, run: RunView) -> None:
+        command = self.robot.command
         if command is not self._last and command is not None:
             self._last = command
-            self.changes.append((sim.step_count - 1, list(command[0]), list(command[1])))
+            self.changes.append((run.step_count - 1, list(command[0]), list(command[1])))
 
-    def finish(self, sim) -> None:
+    def finish(self, run: RunView) -> None:
         pass
 
 
@@ -134,6 +140,7 @@ def record_arm_commands(scenario: Scenario, duration_s: float, seed: int) -> lis
 
     commands = ArmCommands()
     with Simulation(scenario, seed, observers=[commands]) as sim:
+        commands.robot = sim.robot
         sim.run(duration_s)
     return commands.changes
 

@@ -208,7 +208,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         observers.append(Recorder(args.record, args.record_fps, parse_size(args.record_size), duration_s=duration))
     if args.show_trees:
-        from hri.bt.terminal_view import TreeView
+        from hri.view.terminal_view import TreeView
 
         observers.append(TreeView())
     if args.out is not None:
@@ -219,7 +219,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         check_output_folder(args.out, "--out")
         check_split(parse_faults(scenario.data.get("faults")), args.split)  # refused before anything is written
         keep_inputs(args.out, scenario, record)  # before the run: a failed run says what ran too
-    stats = run_scenario(scenario, duration, seed=record.seed, gui=args.gui, realtime=args.realtime,
+    window = None
+    if args.gui:
+        from hri.view.live_view import LiveView
+
+        window = LiveView()
+    stats = run_scenario(scenario, duration, seed=record.seed, window=window, realtime=args.realtime,
                          out_dir=args.out, observers=observers, split=args.split, strict=record.strict)
     if args.json:
         print(json.dumps(stats))

@@ -26,15 +26,18 @@ import os
 import signal
 import struct
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import posix_ipc
+import pybullet as p
 
 from hri.base.errors import HriError
 
 if TYPE_CHECKING:
-    from hri.run.sim import Simulation
+    from hri.actor.plugin import ActorPlugin
+    from hri.actor.queues import ActorLink
+    from hri.run.tree_process import RemoteTreeHost
 
 KINDS = ("actor_hang", "actor_queue_full", "corrupt_feedback", "truncated_action", "pybullet_lost",
          "tree_killed", "tree_hung")
@@ -97,68 +100,74 @@ def check_split(faults: list[Fault], split: bool) -> None:
             raise HriError(f"fault {fault.kind}: needs the trees in processes of their own (--split)")
 
 
-class FaultInjector:
-    """Applies a run's faults when their time comes (called at the start of every step)."""
+@dataclass(frozen=True)
+class FaultTargets:
+    """What a run's faults break, each through a hook of its own: the actor plugin
+    (:meth:`~hri.actor.plugin.ActorPlugin.hang`), the actor's queues
+    (:meth:`~hri.actor.queues.ActorLink.inject`), the PyBullet client, the tree processes
+    (:meth:`~hri.run.tree_process.RemoteTreeHost.signal`, with ``--split``)."""
 
-    def __init__(self, faults: list[Fault], split: bool) -> None:
-        check_split(faults, split)
+    plugin: "ActorPlugin"
+    link: "ActorLink"
+    physics_client: int
+    trees: Mapping[str, "RemoteTreeHost"]
+
+
+Emit = Callable[..., None]  # EventLog.emit(t, event, **fields)
+
+
+class FaultInjector:
+    """Applies a run's faults to its ``targets`` when their time comes (:meth:`step`, at the
+    start of every physics step), each announced by a ``fault_injected`` event."""
+
+    def __init__(self, faults: list[Fault], targets: FaultTargets, emit: Emit) -> None:
         self.pending = sorted(faults, key=lambda f: f.at_s)
         self.applied: list[Fault] = []
+        self.targets = targets
+        self.emit = emit
 
-    def step(self, sim: "Simulation") -> None:
-        while self.pending and self.pending[0].at_s <= sim.now() + 1e-9:
+    def step(self, now: float) -> None:
+        while self.pending and self.pending[0].at_s <= now + 1e-9:
             fault = self.pending.pop(0)
             self.applied.append(fault)
-            sim.events.emit(sim.now(), "fault_injected", kind=fault.kind,
-                            **({"tree": fault.tree} if fault.kind in SPLIT_ONLY else {}))
-            _APPLY[fault.kind](sim, fault)
+            self.emit(now, "fault_injected", kind=fault.kind,
+                      **({"tree": fault.tree} if fault.kind in SPLIT_ONLY else {}))
+            _APPLY[fault.kind](self.targets, fault)
 
 
-def _actor_hang(sim: "Simulation", fault: Fault) -> None:
-    sim.plugin.step = lambda t, dt: None  # the plugin neither reads nor answers any more
-    sim.plugin.preview = lambda t, dt: None  # nor moves the body
+def _actor_hang(targets: FaultTargets, fault: Fault) -> None:
+    targets.plugin.hang()
 
 
-def _send(queue: posix_ipc.MessageQueue, data: bytes, times: int = 1) -> None:
-    """Put ``data`` into ``queue`` up to ``times`` times, or until it is full."""
-    for _ in range(times):
-        try:
-            queue.send(data)
-        except posix_ipc.BusyError:
-            return
-
-
-def _actor_queue_full(sim: "Simulation", fault: Fault) -> None:
+def _actor_queue_full(targets: FaultTargets, fault: Fault) -> None:
     from hri.actor.protocol import ACTION_SIZE
 
-    _send(sim.actor_link.actions, b"junk" + bytes(ACTION_SIZE - 4), times=1000)
+    targets.link.inject("actions", b"junk" + bytes(ACTION_SIZE - 4), times=1000)
 
 
-def _corrupt_feedback(sim: "Simulation", fault: Fault) -> None:
+def _corrupt_feedback(targets: FaultTargets, fault: Fault) -> None:
     from hri.actor.protocol import FEEDBACK_MAGIC, FEEDBACK_SIZE
 
-    _send(sim.actor_link.feedback, struct.pack("<IH", FEEDBACK_MAGIC, 99) + bytes(FEEDBACK_SIZE - 6))  # version 99
+    targets.link.inject("feedback", struct.pack("<IH", FEEDBACK_MAGIC, 99) + bytes(FEEDBACK_SIZE - 6))  # version 99
 
 
-def _truncated_action(sim: "Simulation", fault: Fault) -> None:
+def _truncated_action(targets: FaultTargets, fault: Fault) -> None:
     from hri.actor.protocol import ACTION_MAGIC
 
-    _send(sim.actor_link.actions, struct.pack("<IH", ACTION_MAGIC, 1))
+    targets.link.inject("actions", struct.pack("<IH", ACTION_MAGIC, 1))
 
 
-def _pybullet_lost(sim: "Simulation", fault: Fault) -> None:
-    import pybullet as p
-
-    p.disconnect(physicsClientId=sim.client)
+def _pybullet_lost(targets: FaultTargets, fault: Fault) -> None:
+    p.disconnect(physicsClientId=targets.physics_client)
 
 
-def _tree_signal(sig: int) -> Callable[["Simulation", Fault], None]:
-    def apply(sim: "Simulation", fault: Fault) -> None:
-        os.kill(sim.trees[fault.tree].process.pid, sig)
+def _tree_signal(sig: int) -> Callable[[FaultTargets, Fault], None]:
+    def apply(targets: FaultTargets, fault: Fault) -> None:
+        targets.trees[fault.tree].signal(sig)
     return apply
 
 
-_APPLY: dict[str, Callable[["Simulation", Fault], None]] = {
+_APPLY: dict[str, Callable[[FaultTargets, Fault], None]] = {
     "actor_hang": _actor_hang,
     "actor_queue_full": _actor_queue_full,
     "corrupt_feedback": _corrupt_feedback,

@@ -15,22 +15,23 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from types import MappingProxyType
+from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 import pybullet as p
 from shapely.geometry import box
 
-from hri.view import live_view
 from hri.actor.animation import ClipLibrary
 from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
 from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
 from hri.bt.node import NodeExecutionError
+from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlag
 from hri.base.errors import HriError
-from hri.run.faults import FaultInjector, parse_faults
+from hri.run.faults import FaultInjector, FaultTargets, check_split, parse_faults
 from hri.base.geometry import Pose
 from hri.run.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.base.mqueue import RunQueues, cleanup_stale
@@ -50,32 +51,81 @@ SETUP_ROUNDS = 3  # zero-time exchanges at set-up: discovery, subscriptions, the
 STEP, PREVIEW = "step", "preview"  # what the person's plugin does in a physics step (Simulation._person_due)
 
 
+class RunView:
+    """A run as its observers see it: what they may read of a :class:`Simulation`, nothing
+    they could change. ``client`` is the PyBullet client, for rendering the workcell."""
+
+    __slots__ = ("_sim",)
+
+    def __init__(self, sim: "Simulation") -> None:
+        self._sim = sim
+
+    @property
+    def client(self) -> int:
+        return self._sim.client
+
+    @property
+    def scenario(self) -> Scenario:
+        return self._sim.scenario
+
+    @property
+    def dt(self) -> float:
+        return self._sim.dt
+
+    @property
+    def step_count(self) -> int:
+        return self._sim.step_count
+
+    def now(self) -> float:
+        return self._sim.now()
+
+    def status_lines(self) -> list[str]:
+        return self._sim.status_lines()
+
+    @property
+    def status_logs(self) -> Mapping[str, TreeStatusLog]:
+        """Each tree's node statuses as they change (``person``, ``robot``)."""
+        return MappingProxyType(self._sim.status_logs)
+
+
 class Observer(Protocol):
-    """Watches a run without changing it (recording, live views): called by :class:`Simulation`.
+    """Watches a run without changing it (recording, live views): called by :class:`Simulation`
+    with the run's :class:`RunView`.
 
     ``start`` once after set-up, ``after_step`` after every physics step, ``finish`` once
     when the simulation closes, also when the run failed or was interrupted (after the run's
     files are written, before PyBullet disconnects).
     """
 
-    def start(self, sim: "Simulation") -> None: ...
+    def start(self, run: RunView) -> None: ...
 
-    def after_step(self, sim: "Simulation") -> None: ...
+    def after_step(self, run: RunView) -> None: ...
 
-    def finish(self, sim: "Simulation") -> None: ...
+    def finish(self, run: RunView) -> None: ...
+
+
+class Window(Observer, Protocol):
+    """An observer that is PyBullet's own window (``--gui``): the run's PyBullet client is
+    opened through it, and the run ends early when it is closed."""
+
+    def connect(self) -> int:
+        """Open the window: the PyBullet client of the run."""
+
+    def lost(self) -> bool:
+        """True once the window has been closed."""
 
 
 class Simulation:
     """One run. Use as a context manager so the queues and the PyBullet client are released."""
 
-    def __init__(self, scenario: Scenario, seed: int = 0, gui: bool = False, realtime: bool = False,
+    def __init__(self, scenario: Scenario, seed: int = 0, window: Window | None = None, realtime: bool = False,
                  observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False,
                  out_dir: Path | None = None):
         self.scenario = scenario
         self.out_dir = out_dir  # events and trajectory rows go there as the run goes
         self.strict = strict
         self.seed = int(seed)
-        self.gui = gui
+        self.window = window
         self.realtime = realtime
         self.split = split
         self.dt = 1.0 / scenario.sim("physics_rate_hz")
@@ -90,9 +140,11 @@ class Simulation:
         self.queues: RunQueues | None = None
         self.observers: list[Observer] = list(observers)
         self._started: list[Observer] = []  # finished in close(), however the run ends
+        self.view = RunView(self)
         self.trees: dict[str, TreeHost | RemoteTreeHost] = {}
-        faults = parse_faults(scenario.data.get("faults"))  # checked when the scenario loaded
-        self.faults = FaultInjector(faults, split) if faults else None
+        self._faults = parse_faults(scenario.data.get("faults"))  # checked when the scenario loaded
+        check_split(self._faults, split)
+        self.faults: FaultInjector | None = None
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
@@ -100,7 +152,7 @@ class Simulation:
             self._setup()
         except p.error as err:
             self.close()
-            if live_view.window_lost():
+            if self._window_lost():
                 raise HriError("--gui: the window was closed while the run was being set up") from None
             raise HriError(f"PyBullet: {err}") from None
         except BaseException:
@@ -121,9 +173,9 @@ class Simulation:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.events.spill_to(self.out_dir / "events.jsonl")
             self.trajectory.spill_to(self.out_dir / "trajectory.csv")
-        if self.gui:
-            self.client = live_view.connect()
-            self.observers.insert(0, live_view.LiveView())
+        if self.window is not None:
+            self.client = self.window.connect()
+            self.observers.insert(0, self.window)
         else:
             self.client = p.connect(p.DIRECT)
         p.setTimeStep(self.dt, physicsClientId=self.client)
@@ -160,13 +212,16 @@ class Simulation:
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
                                      self.stats, self.events, self.dt, strict=self.strict,
                                      person_speed=self.plugin.speed_bound)
+        if self._faults:
+            targets = FaultTargets(self.plugin, link, self.client, self.trees)
+            self.faults = FaultInjector(self._faults, targets, self.events.emit)
         self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
         for _ in range(SETUP_ROUNDS):  # discovery and subscriptions, before the first tick
             for host in self.trees.values():
                 self._take_events(host.tick(0.0, run_tree=False))
             self.network.advance(0.0)
         for observer in self.observers:
-            observer.start(self)
+            observer.start(self.view)
             self._started.append(observer)
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
@@ -200,14 +255,14 @@ class Simulation:
 
     def close(self) -> None:
         while self._started:
-            self._started.pop(0).finish(self)
+            self._started.pop(0).finish(self.view)
         self.events.discard()  # hidden files of logs that were not written (a failed set-up)
         self.trajectory.discard()
         while self.trees:
             self.trees.popitem()[1].close()
         if getattr(self, "robot", None) is not None:  # its planning client: ~28 MB a run otherwise
             self.robot.close()
-        if self.client is not None and self.client >= 0 and not live_view.window_lost():
+        if self.client is not None and self.client >= 0 and not self._window_lost():
             try:
                 p.disconnect(physicsClientId=self.client)
             except p.error:
@@ -239,7 +294,7 @@ class Simulation:
     def step(self) -> None:
         t = self.now()
         if self.faults is not None:
-            self.faults.step(self)
+            self.faults.step(t)
         if self.step_count % self.tree_every == 0:
             self._tick_trees()
         else:
@@ -261,7 +316,7 @@ class Simulation:
         if self.observers:
             self.parts.place_riders()  # a view shows the parts on a belt where they are
             for observer in self.observers:
-                observer.after_step(self)
+                observer.after_step(self.view)
 
     def _query_ahead_s(self, animation: str) -> float:
         """After the person's own step, the monitor takes a separation query due before the next
@@ -300,7 +355,7 @@ class Simulation:
     def run(self, duration_s: float) -> dict[str, Any]:
         """Run for ``duration_s`` simulated seconds; return the statistics object.
 
-        With ``gui``, closing the window ends the run early; its statistics are marked
+        With a ``window``, closing the window ends the run early; its statistics are marked
         ``complete: false``.
         """
         steps = int(math.floor(duration_s / self.dt + 1e-9))
@@ -326,10 +381,13 @@ class Simulation:
         return self.stats.as_dict()
 
     def _window_closed(self) -> bool:
-        if self.gui and (live_view.window_lost() or not p.isConnected(physicsClientId=self.client)):
+        if self.window is not None and (self.window.lost() or not p.isConnected(physicsClientId=self.client)):
             self.stats.complete = False
             return True
         return False
+
+    def _window_lost(self) -> bool:
+        return self.window is not None and self.window.lost()
 
     def _finish_stats(self, wall_time_s: float) -> None:
         self.stats.sim_time_s = self.now()
@@ -350,7 +408,7 @@ class Simulation:
         self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
 
 
-def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool = False,
+def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: Window | None = None,
                  realtime: bool = False, out_dir: Path | None = None,
                  observers: Sequence[Observer] = (), split: bool = False, strict: bool = False) -> dict[str, Any]:
     """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up;
@@ -358,7 +416,7 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, gui: bool
     ends the run (:class:`hri.base.errors.SafetyViolation`)."""
     from hri.run.stats import write_run
 
-    with Simulation(scenario, seed, gui=gui, realtime=realtime, observers=observers, split=split,
+    with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
                     strict=strict, out_dir=out_dir) as sim:
         try:
             stats = sim.run(duration_s)

@@ -209,6 +209,10 @@ class RemoteTreeHost:
                 self.status_log.apply(fields["changes"])
         return TickResult(bool(result["ticked"]), str(result["status"]), events)
 
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the tree's process (fault injection: ``tree_killed``, ``tree_hung``)."""
+        os.kill(self.process.pid, sig)
+
     def close(self) -> None:
         """Ask the process to stop; kill it if it does not within a second."""
         if self.process.poll() is None:

@@ -29,7 +29,7 @@ from hri.base.errors import HriError
 from hri.base.quiet import silence_c_stdout_for_good
 
 if TYPE_CHECKING:
-    from hri.run.sim import Simulation
+    from hri.run.sim import RunView
 
 OVERLAY_PERIOD_S = 0.1  # simulated seconds between overlay updates
 WINDOW_OPTIONS = "--width=1280 --height=800"
@@ -94,33 +94,40 @@ def exit_after_lost_window(code: int) -> None:
 
 
 class LiveView:
-    """Frames the workcell in the window and refreshes the overlay (an :class:`~hri.run.sim.Observer`)."""
+    """PyBullet's window for a run (a :class:`~hri.run.sim.Window`): opens it, frames the
+    workcell and refreshes the overlay."""
 
     def __init__(self) -> None:
         self._text_id = -1
         self._every = 1
         self._anchor = (0.0, 0.0, 0.0)
 
-    def start(self, sim: "Simulation") -> None:
-        sx, sy = (float(v) for v in sim.scenario.data["room"]["size"])
+    def connect(self) -> int:
+        return connect()
+
+    def lost(self) -> bool:
+        return window_lost()
+
+    def start(self, run: RunView) -> None:
+        sx, sy = (float(v) for v in run.scenario.data["room"]["size"])
         p.resetDebugVisualizerCamera(max(sx, sy) * 0.85, 35, -45, (sx / 2, sy / 2, 0.0),
-                                     physicsClientId=sim.client)
-        self._anchor = (sx * 0.05, sy * 0.95, float(sim.scenario.data["room"]["wall_height"]) + 0.3)
-        self._every = max(1, round(OVERLAY_PERIOD_S / sim.dt))
-        self._update(sim)
+                                     physicsClientId=run.client)
+        self._anchor = (sx * 0.05, sy * 0.95, float(run.scenario.data["room"]["wall_height"]) + 0.3)
+        self._every = max(1, round(OVERLAY_PERIOD_S / run.dt))
+        self._update(run)
 
-    def after_step(self, sim: "Simulation") -> None:
-        if sim.step_count % self._every == 0 and not window_lost():
-            self._update(sim)
+    def after_step(self, run: RunView) -> None:
+        if run.step_count % self._every == 0 and not window_lost():
+            self._update(run)
 
-    def finish(self, sim: "Simulation") -> None:
+    def finish(self, run: RunView) -> None:
         pass
 
-    def _update(self, sim: "Simulation") -> None:
+    def _update(self, run: RunView) -> None:
         try:
-            self._text_id = p.addUserDebugText("   ".join(sim.status_lines()), self._anchor,
+            self._text_id = p.addUserDebugText("   ".join(run.status_lines()), self._anchor,
                                                textColorRGB=(0.05, 0.05, 0.05), textSize=1.4,
-                                               replaceItemUniqueId=self._text_id, physicsClientId=sim.client)
+                                               replaceItemUniqueId=self._text_id, physicsClientId=run.client)
         except p.error:
             # timed out waiting for the window's thread: the window is gone, and from now on
             # any call on this client could wait for that thread for ever

@@ -37,7 +37,7 @@ from hri.base.files import check_writable, hidden_file, plain_file_mode
 from hri.workcell.world import WALL_THICKNESS
 
 if TYPE_CHECKING:
-    from hri.run.sim import Simulation
+    from hri.run.sim import RunView
 
 SIZE_RANGE = (16, 4096)     # pixels, each of width and height
 MAX_FPS = 60.0              # frames per simulated second
@@ -383,10 +383,10 @@ class Recorder:
             return None
         return math.floor(self.duration_s * self.fps + 1e-9) + 1
 
-    def start(self, sim: "Simulation") -> None:
+    def start(self, run: RunView) -> None:
         from tqdm import tqdm
 
-        room = sim.scenario.data["room"]
+        room = run.scenario.data["room"]
         self._camera = room_camera(room, *self.size)
         fd, tmp = hidden_file(self.path, self.path.suffix)
         os.close(fd)
@@ -400,20 +400,20 @@ class Recorder:
         # disable=None: a bar on a terminal only; on stderr, as stdout may carry --json.
         self._bar = tqdm(total=self.expected_frames(), unit=" frames", desc=f"recording {self.path.name}",
                          file=sys.stderr, disable=None, dynamic_ncols=True)
-        self._record(sim, 1)
+        self._record(run, 1)
 
-    def after_step(self, sim: "Simulation") -> None:
+    def after_step(self, run: RunView) -> None:
         due = 0
-        while sim.now() + 1e-9 >= (self.frames + due) / self.fps:  # integer count: no drift
+        while run.now() + 1e-9 >= (self.frames + due) / self.fps:  # integer count: no drift
             due += 1
         if due:
-            self._record(sim, due)
+            self._record(run, due)
 
-    def _record(self, sim: "Simulation", copies: int) -> None:
+    def _record(self, run: RunView, copies: int) -> None:
         width, height = self.size
-        rgb = draw_axes(render_frame(sim.client, *self._camera, width, height), *self._camera, self._font)
+        rgb = draw_axes(render_frame(run.client, *self._camera, width, height), *self._camera, self._font)
         if self._overlay_width is not None:
-            rgb = draw_overlay(rgb, sim.status_lines(), self._font, self._overlay_width)
+            rgb = draw_overlay(rgb, run.status_lines(), self._font, self._overlay_width)
         try:
             for _ in range(copies):  # more than one only when frames come faster than physics steps
                 self._writer.write(rgb)
@@ -423,9 +423,9 @@ class Recorder:
         self.frames += copies
         if self._bar is not None:
             self._bar.update(copies)
-            self._bar.set_postfix_str(f"{sim.now():.1f} s simulated", refresh=False)
+            self._bar.set_postfix_str(f"{run.now():.1f} s simulated", refresh=False)
 
-    def finish(self, sim: "Simulation") -> None:
+    def finish(self, run: RunView) -> None:
         """Close the video and move it into place, also after a failed or interrupted run."""
         if self._bar is not None:
             self._bar.close()

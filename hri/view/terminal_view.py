@@ -32,7 +32,7 @@ from rich.text import Text
 from hri.bt.status import IDLE, STATUS_TERMINAL_STYLES as STYLES, NodeState
 
 if TYPE_CHECKING:
-    from hri.run.sim import Simulation
+    from hri.run.sim import RunView
 
 REFRESH_S = 0.25  # wall-clock seconds between redraws: readable, and cheap
 CHECK_EVERY_STEPS = 24  # physics steps between looks at the wall clock (0.1 simulated s at 240 Hz)
@@ -170,31 +170,31 @@ class TreeView:
         self._live: Live | None = None
         self._next = 0.0
 
-    def view(self, sim: "Simulation") -> TreesView:
+    def view(self, run: RunView) -> TreesView:
         height = self.console.height if self.console.is_terminal else None
-        return TreesView(sim.now(), {name: log.current() for name, log in sim.status_logs.items()}, height,
-                         f"{sim.scenario.name}   ")
+        return TreesView(run.now(), {name: log.current() for name, log in run.status_logs.items()}, height,
+                         f"{run.scenario.name}   ")
 
-    def start(self, sim: "Simulation") -> None:
+    def start(self, run: RunView) -> None:
         # Nothing of the simulation writes to stdout, and --json's output must stay there.
-        self._live = Live(self.view(sim), console=self.console, auto_refresh=False, redirect_stdout=False)
+        self._live = Live(self.view(run), console=self.console, auto_refresh=False, redirect_stdout=False)
         self._live.start(refresh=True)
         self._next = time.monotonic() + self.refresh_s
 
-    def after_step(self, sim: "Simulation") -> None:
-        if self._live is None or sim.step_count % CHECK_EVERY_STEPS:
+    def after_step(self, run: RunView) -> None:
+        if self._live is None or run.step_count % CHECK_EVERY_STEPS:
             return
         now = time.monotonic()
         if now >= self._next:
             self._next = now + self.refresh_s
-            self._live.update(self.view(sim), refresh=True)
+            self._live.update(self.view(run), refresh=True)
 
-    def finish(self, sim: "Simulation") -> None:
+    def finish(self, run: RunView) -> None:
         live, self._live = self._live, None
         if live is None:
             return
         try:
-            live.update(self.view(sim))
+            live.update(self.view(run))
         finally:
             live.stop()  # restores the cursor and stderr, also after a failed or interrupted run
             if not self.console.is_terminal:
