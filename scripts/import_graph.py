@@ -154,13 +154,35 @@ def layers(groups: dict[str, set[str]]) -> list[list[str]]:
     return rows
 
 
+def reduced(groups: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The edges of an acyclic graph that no longer path implies (its transitive reduction);
+    folders that import nothing and are imported by nothing (data only) are left out."""
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(groups.get(start, ()))
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo.extend(groups.get(node, ()))
+        return seen
+
+    kept = {g: set(ts) for g, ts in groups.items() if ts or any(g in other for other in groups.values())}
+    for source, targets in kept.items():
+        implied = set().union(*(reach(t) for t in targets))
+        targets -= implied
+    return kept
+
+
 def draw(groups: dict[str, set[str]], path: Path) -> None:
-    """The layer picture: one row per level, lowest at the bottom, an arrow per import."""
+    """The layer picture: one row per level, lowest at the bottom; an arrow per import that no
+    longer path of imports implies (:func:`reduced`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    groups = reduced(groups)
     rows = layers(groups)
     width = max(len(row) for row in rows)
     where = {g: ((i + 0.5) * width / len(row), n) for n, row in enumerate(rows) for i, g in enumerate(row)}
