@@ -26,9 +26,10 @@ from hri.bt.context import TreeContext
 from hri.bt.decorators import SubTreeNode
 from hri.bt.factory import NodeRegistry
 from hri.bt.node import POST_CONDITIONS, PRE_CONDITIONS, Conditions
-from hri.bt.ports import Port, PortError, cpp_float, cpp_int, reference_key, to_bool
+from hri.bt.ports import Port, PortError, reference_key
 from hri.bt.script_port import parse_or_error
 from hri.bt.tree_files import Element, model_name_problem
+from hri.bt.value_types import cpp_float, cpp_int, to_bool
 from hri.base.errors import HriError
 
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from hri.bt.blackboard import AnyValue
 from hri.bt.decorators.entry_updated import entry_key
 from hri.bt.node import BTNode
 from hri.bt.ports import Port
+from hri.bt.value_types import AnyValue
 
 
 class WasEntryUpdated(BTNode):

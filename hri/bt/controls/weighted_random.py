@@ -9,7 +9,8 @@ from py_trees.common import Status
 
 from hri.bt.node import BTControl
 from hri.bt.node_status import TickResult
-from hri.bt.ports import Port, PortError, Weights
+from hri.bt.ports import Port, PortError
+from hri.bt.value_types import Weights
 
 
 class WeightedRandom(BTControl):

@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 from py_trees.common import Status
 
-from hri.bt.blackboard import AnyValue
 from hri.bt.node import BTDecorator
 from hri.bt.node_status import SKIPPED, TickResult
 from hri.bt.ports import Port, PortError, reference_key
+from hri.bt.value_types import AnyValue
 
 
 def entry_key(node: Any) -> str:

@@ -10,7 +10,8 @@ from py_trees.common import Status
 from hri.bt.blackboard import EMPTY
 from hri.bt.node import BTDecorator
 from hri.bt.node_status import TickResult, is_completed
-from hri.bt.ports import Port, PortError, convert, reference_key, split_list
+from hri.bt.ports import Port, PortError, reference_key
+from hri.bt.value_types import convert, split_list
 
 
 class Loop(BTDecorator):
