@@ -10,7 +10,7 @@ Typical use::
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.factory import NodeRegistry
-from hri.bt.node import BTControl, BTDecorator, BTNode, ServiceCallNode
+from hri.bt.node import BTControl, BTDecorator, BTNode, NodeConfig, ServiceCallNode
 from hri.bt.node_status import SKIPPED
 from hri.bt.plugins import default_registry
 from hri.bt.ports import REQUIRED, Port, PortError
@@ -25,6 +25,7 @@ __all__ = [
     "BTDecorator",
     "BTNode",
     "Blackboard",
+    "NodeConfig",
     "NodeRegistry",
     "Port",
     "PortError",
