@@ -19,8 +19,9 @@ from py_trees.common import Status
 
 from hri.bt.keys import _Walker
 from hri.bt.node import BTNode, ServiceCallNode
-from hri.bt.ports import Port, PortError, reference_key, to_pose
+from hri.bt.ports import Port, PortError, reference_key
 from hri.bt.tree_files import Element
+from hri.bt.value_types import to_pose
 from hri.base.geometry import Pose
 from hri.net import Future
 from hri.robot.motion import MotionStatus

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from py_trees.common import Status
 
-from hri.bt import Blackboard, BTNode, Port, TreeContext, default_registry, load_tree
+from hri.bt import Blackboard, BTNode, NodeConfig, Port, TreeContext, default_registry, load_tree
 
 R, S, F = Status.RUNNING, Status.SUCCESS, Status.FAILURE
 _LETTERS = {"R": R, "S": S, "F": F}
@@ -40,8 +40,8 @@ class Steps(BTNode):
 
     PORTS = (Port("id", "in", str), Port("script", "in", str))
 
-    def __init__(self, *args):
-        super().__init__(*args)
+    def __init__(self, config: NodeConfig):
+        super().__init__(config)
         self.step = 0
 
     def update(self) -> Status:

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from py_trees.common import Status
 
 from hri.bt import Blackboard, TreeContext, default_registry, load_tree
 from hri.bt.catalogue import BTCPP_BUILTIN_IDS, tree_nodes_model_xml
@@ -320,6 +321,52 @@ def test_plugin_file_registers_a_node_used_by_a_tree(tmp_path):
     assert [(p.tag, p.get("name"), p.get("default")) for p in beep] == [
         ("input_port", "volume", "1.0"), ("output_port", "heard", None)]
     assert "[A] Beep" in hri("render", "--plugin", "beep_nodes.py", str(tree), cwd=tmp_path).stdout
+
+
+STATEFUL_PLUGIN = '''
+from py_trees.common import Status
+from hri.bt import BTNode, NodeConfig, Port
+
+
+class Tally(BTNode):
+    """SUCCESS; writes how often it has run."""
+
+    PORTS = (Port("count", "out", int, description="runs so far"),)
+
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
+        self.runs = 0
+
+    def update(self) -> Status:
+        self.runs += 1
+        self.set_output("count", self.runs)
+        return Status.SUCCESS
+
+
+def register_nodes(registry):
+    registry.register("Tally", Tally, "action")
+'''
+
+
+def test_plugin_node_with_state_of_its_own(tmp_path):
+    """docs/trees.md's node that sets up its own state in __init__(config)."""
+    write(tmp_path, "tally_nodes.py", STATEFUL_PLUGIN)
+    tree = write(tmp_path, "tally.xml", """
+        <root BTCPP_format="4">
+          <BehaviorTree ID="T">
+            <Repeat num_cycles="3"><Tally name="t" count="{n}"/></Repeat>
+          </BehaviorTree>
+        </root>
+        """)
+    registry = default_registry()
+    load_plugins(registry, ["tally_nodes.py"], tmp_path)
+    blackboard = Blackboard()
+    root = load_tree(str(tree), registry, TreeContext(rng=None, now=lambda: 0.0), blackboard)
+    for runs in (3, 6):  # the node keeps its count from one run of the tree to the next
+        for _ in range(10):
+            if root.tick_once() is Status.SUCCESS:
+                break
+        assert blackboard.get("n") == runs
 
 
 def test_plugin_by_module_name(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 from py_trees.common import Status
 
 from hri.bt import Blackboard, TreeContext, default_registry, load_tree
-from hri.bt.ports import Quaternion, Weights, coerce, convert
+from hri.bt.value_types import Quaternion, Weights, coerce, convert
 from hri.base.geometry import Area, Pose
 
 

@@ -10,11 +10,12 @@ Typical use::
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
 from hri.bt.factory import NodeRegistry
-from hri.bt.node import BTControl, BTDecorator, BTNode, ServiceCallNode
+from hri.bt.node import BTControl, BTDecorator, BTNode, NodeConfig, ServiceCallNode
 from hri.bt.node_status import SKIPPED
 from hri.bt.plugins import default_registry
-from hri.bt.ports import REQUIRED, Port, PortError, Quaternion, Weights
+from hri.bt.ports import REQUIRED, Port, PortError
 from hri.bt.tree import Tree
+from hri.bt.value_types import Quaternion, Weights
 from hri.bt.xml_loader import load_tree, load_tree_text, validate_file
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "BTDecorator",
     "BTNode",
     "Blackboard",
+    "NodeConfig",
     "NodeRegistry",
     "Port",
     "PortError",

@@ -20,8 +20,9 @@ scope's own entries first, then the remapping, then autoremap, as BehaviorTree.C
 
 from __future__ import annotations
 
-import math
 from typing import Any, Iterator
+
+from hri.bt.value_types import AnyValue, coerce, type_name
 
 
 class _Empty:
@@ -31,13 +32,6 @@ class _Empty:
 
 EMPTY: Any = _Empty()
 """The value of an entry that a port declared but nothing has set yet."""
-
-
-class AnyValue:
-    """BehaviorTree.CPP's ``BT::Any`` as an entry's type: the entry of a port declared to take
-    any value (``WasEntryUpdated``'s ``entry``), or one that SetBlackboard wrote over an entry
-    without a type. It takes any value, but a text written to it cannot be parsed
-    (BehaviorTree.CPP throws), unlike an entry without a type."""
 
 
 def strongly_typed(type_: Any) -> bool:
@@ -130,7 +124,7 @@ class Blackboard:
         if entry is not None:
             if strongly_typed(entry.type) and strongly_typed(type_) and entry.type is not type_:
                 raise BlackboardError(
-                    f"blackboard entry {key!r} has type {_name(entry.type)}; it cannot be used as {_name(type_)}")
+                    f"blackboard entry {key!r} has type {type_name(entry.type)}; it cannot be used as {type_name(type_)}")
             return entry
         if self.parent is not None:
             if key in self.remapping:
@@ -202,14 +196,9 @@ class Blackboard:
         return f"Blackboard({self._entries!r}, remapping={self.remapping!r}, autoremap={self.autoremap})"
 
 
-def _name(type_: Any) -> str:
-    return getattr(type_, "__name__", str(type_))
-
-
-
 def converted(value: Any, type_: Any, key: str = "") -> Any:
     """``value`` as an entry of ``type_`` holds it: unchanged when it has that type, parsed
-    when it is a string (the port converters of :mod:`hri.bt.ports`), cast when it is a
+    when it is a string (:func:`hri.bt.value_types.coerce`), cast when it is a
     number that the type represents exactly; BlackboardError otherwise (a number is not
     turned into a string entry's text)."""
     if type(value) is type_:
@@ -221,22 +210,7 @@ def converted(value: Any, type_: Any, key: str = "") -> Any:
         return value
     if type_ is str:
         raise BlackboardError(f"blackboard entry {key!r} has type str; it cannot take {type(value).__name__} {value!r}")
-    from hri.bt.ports import coerce  # ports declares the converters and imports this module
-
     try:
         return coerce(value, type_)
     except ValueError as err:
-        raise BlackboardError(f"blackboard entry {key!r} ({_name(type_)}): {err}") from None
-
-
-def exact_cast(value: bool | int | float, type_: type) -> bool | int | float | None:
-    """``value`` as ``type_`` (bool, int or float) when the cast loses nothing, else None."""
-    if type_ is float:
-        result = float(value)
-        return result if isinstance(value, float) or int(result) == value else None
-    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
-        return None
-    number = int(value)
-    if type_ is bool:
-        return bool(number) if number in (0, 1) else None
-    return number if -2**63 <= number < 2**63 else None
+        raise BlackboardError(f"blackboard entry {key!r} ({type_name(type_)}): {err}") from None

@@ -34,7 +34,8 @@ from py_trees.common import Status
 
 from hri.bt.factory import NodeRegistry
 from hri.bt.node_status import Skipped, status_name
-from hri.bt.ports import REQUIRED, Port, type_name
+from hri.bt.ports import REQUIRED, Port
+from hri.bt.value_types import type_name
 from hri.base.geometry import Area, Pose
 
 BTCPP_BUILTIN_IDS = frozenset({

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from hri.bt import actions, controls, decorators
+import hri.bt.actions as actions
+import hri.bt.controls as controls
+import hri.bt.decorators as decorators
 from hri.bt.node import BTControl, BTDecorator, BTNode
 
 Kind = Literal["action", "condition", "control", "decorator"]

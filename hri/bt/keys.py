@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from hri.bt.factory import NodeRegistry
-from hri.bt.ports import PortError, coerce, reference_key
+from hri.bt.ports import PortError, reference_key
 from hri.bt.tree_builder import CONDITION_ATTRIBUTES, EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
+from hri.bt.value_types import coerce
 from hri.base.errors import HriError
 
 

@@ -15,14 +15,17 @@ RUNNING node (``halt()``, then ``_onHalted``).
 * :class:`BTControl`: a control node with children (``MIN_CHILDREN``/``MAX_CHILDREN``).
 * :class:`BTDecorator`: exactly one child.
 
-All take ``(name, ports, ctx, blackboard)`` (controls and decorators also their children),
-where ``ports`` holds the raw XML attribute strings; ports are declared and read as
-:mod:`hri.bt.ports` describes.
+Each is built from one :class:`NodeConfig`, what the loader knows of the node (its name,
+the raw XML attribute strings of its ports, the tree's context and blackboard, its children,
+its ``FILE:LINE``); ports are declared and read as :mod:`hri.bt.ports` describes. A node that
+keeps state of its own overrides ``__init__(self, config: NodeConfig)``, calls
+``super().__init__(config)`` and sets it.
 """
 
 from __future__ import annotations
 
 import traceback
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 import py_trees
@@ -74,6 +77,32 @@ class Conditions:
         self.post = scripts.get("_post")
 
 
+@dataclass(frozen=True)
+class NodeConfig:
+    """What the loader gives a node it builds (BehaviorTree.CPP's ``NodeConfig``).
+
+    Attributes:
+        name: the node's ``name`` (its type when the XML gives none).
+        ports: the element's attributes as written, less ``name``, ``ID`` and the condition
+            scripts (those that name ports are parsed as the node's ports).
+        ctx: the tree's context, shared by its nodes.
+        blackboard: the blackboard scope the node reads and writes.
+        children: a control's or decorator's children, built first; none for a leaf.
+        type_id: the node's type as written in the tree file (:attr:`TreeNode.type_id`).
+        location: ``(file, line)`` of the element, for run-time errors.
+        conditions: the node's pre- and post-condition scripts, None when it has none.
+    """
+
+    name: str
+    ports: Mapping[str, str]
+    ctx: TreeContext
+    blackboard: Blackboard
+    children: Sequence[TreeNode] = ()
+    type_id: str = ""
+    location: tuple[str, int] | None = None
+    conditions: Conditions | None = None
+
+
 class TreeNode(PortsMixin):
     """BehaviorTree.CPP's ``TreeNode`` on a py_trees behaviour: tick, halt, conditions."""
 
@@ -83,6 +112,14 @@ class TreeNode(PortsMixin):
 
     status: Status
     name: str
+
+    def _configure(self, config: NodeConfig) -> None:
+        """Take ``config``'s type, location and conditions, then parse its ports (a PortError
+        when they are wrong)."""
+        self.type_id = config.type_id
+        self.location = config.location
+        self.conditions = config.conditions
+        self._init_ports(config.ports, config.ctx, config.blackboard)
 
     def on_tick(self) -> TickResult:
         """The node's own logic (BehaviorTree.CPP ``tick()``)."""
@@ -191,9 +228,9 @@ class BTNode(TreeNode, py_trees.behaviour.Behaviour):
 
     STATEFUL: ClassVar[bool] = False
 
-    def __init__(self, name: str, ports: Mapping[str, str], ctx: TreeContext, blackboard: Blackboard):
-        py_trees.behaviour.Behaviour.__init__(self, name)
-        self._init_ports(ports, ctx, blackboard)
+    def __init__(self, config: NodeConfig) -> None:
+        py_trees.behaviour.Behaviour.__init__(self, config.name)
+        self._configure(config)
 
     def on_tick(self) -> TickResult:
         if self.status is not _RUNNING:
@@ -282,16 +319,9 @@ class BTControl(TreeNode, ChildrenMixin, py_trees.composites.Composite):
 
     children: list[TreeNode]  # type: ignore[assignment]
 
-    def __init__(
-        self,
-        name: str,
-        ports: Mapping[str, str],
-        ctx: TreeContext,
-        blackboard: Blackboard,
-        children: Sequence[TreeNode],
-    ):
-        py_trees.composites.Composite.__init__(self, name, list(children))  # type: ignore[arg-type]
-        self._init_ports(ports, ctx, blackboard)
+    def __init__(self, config: NodeConfig) -> None:
+        py_trees.composites.Composite.__init__(self, config.name, list(config.children))  # type: ignore[arg-type]
+        self._configure(config)
         message = self.children_count_error(len(self.children))
         if message:
             raise PortError(message)
@@ -322,20 +352,13 @@ class BTDecorator(TreeNode, ChildrenMixin, py_trees.decorators.Decorator):
 
     MAX_CHILDREN: ClassVar[int | None] = 1
 
-    def __init__(
-        self,
-        name: str,
-        ports: Mapping[str, str],
-        ctx: TreeContext,
-        blackboard: Blackboard,
-        children: Sequence[TreeNode],
-    ):
-        message = self.children_count_error(len(children))
+    def __init__(self, config: NodeConfig) -> None:
+        message = self.children_count_error(len(config.children))
         if message:
             raise PortError(message)
-        py_trees.decorators.Decorator.__init__(self, name, children[0])  # type: ignore[arg-type]
-        self.child: TreeNode = children[0]
-        self._init_ports(ports, ctx, blackboard)
+        py_trees.decorators.Decorator.__init__(self, config.name, config.children[0])  # type: ignore[arg-type]
+        self.child: TreeNode = config.children[0]
+        self._configure(config)
 
     def execute_tick(self) -> TickResult:
         status = TreeNode.execute_tick(self)

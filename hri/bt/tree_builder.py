@@ -25,10 +25,11 @@ from hri.bt.blackboard import Blackboard, strongly_typed
 from hri.bt.context import TreeContext
 from hri.bt.decorators import SubTreeNode
 from hri.bt.factory import NodeRegistry
-from hri.bt.node import POST_CONDITIONS, PRE_CONDITIONS, Conditions
-from hri.bt.ports import Port, PortError, cpp_float, cpp_int, reference_key, to_bool
+from hri.bt.node import POST_CONDITIONS, PRE_CONDITIONS, Conditions, NodeConfig
+from hri.bt.ports import Port, PortError, reference_key
 from hri.bt.script_port import parse_or_error
 from hri.bt.tree_files import Element, model_name_problem
+from hri.bt.value_types import cpp_float, cpp_int, to_bool
 from hri.base.errors import HriError
 
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
@@ -86,18 +87,13 @@ class TreeBuilder:
             self.error(element, f"{node_id}: {message}")
         if len(self.errors) > own:
             return _placeholder()
-        leaf = node_type.kind in ("action", "condition")
+        config = NodeConfig(name, attrs, self.ctx, blackboard, tuple(children), type_id=node_id,
+                            location=(element.file, element.line), conditions=conditions)
         try:
-            if leaf:
-                node = node_type.cls(name, attrs, self.ctx, blackboard)
-            else:
-                node = node_type.cls(name, attrs, self.ctx, blackboard, children)
+            node = node_type.cls(config)
         except (PortError, ValueError) as err:
             self.error(element, f"{node_id}: {getattr(err, 'message', err)}")
             return _placeholder()
-        node.location = (element.file, element.line)
-        node.type_id = node_id  # as written: an alias (AmICalled) is not its class's name
-        node.conditions = conditions
         self._declare_entries(element, node_id, node, blackboard)
         return node
 
@@ -178,13 +174,9 @@ class TreeBuilder:
         self._subtree_path.pop()
         if scope is None:
             return _placeholder()
-        node = SubTreeNode(name, {}, self.ctx, blackboard, [root])
-        node.tree_id = tree_id
-        node.scope = scope
-        node.type_id = "SubTree"
-        node.conditions = conditions
-        node.location = (element.file, element.line)
-        return node
+        config = NodeConfig(name, {}, self.ctx, blackboard, (root,), type_id="SubTree",
+                            location=(element.file, element.line), conditions=conditions)
+        return SubTreeNode(config, tree_id, scope)
 
     def _path_problem(self, element: Element) -> str | None:
         """Two SubTrees of one name under one parent tree: Groot2 could not tell them apart,

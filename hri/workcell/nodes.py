@@ -24,7 +24,8 @@ from __future__ import annotations
 from py_trees.common import Status
 
 from hri.bt.node import BTNode, ServiceCallNode
-from hri.bt.ports import Port, Quaternion
+from hri.bt.ports import Port
+from hri.bt.value_types import Quaternion
 from hri.base.geometry import Area, Pose
 from hri.net import Future
 

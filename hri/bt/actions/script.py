@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from hri.bt.node import BTNode
+from hri.bt.node import BTNode, NodeConfig
 from hri.bt.ports import Port
 from hri.bt.script_port import ScriptPort
 
@@ -18,8 +18,8 @@ class Script(BTNode):
 
     PORTS = (Port("code", "in", str, None, "the script"),)
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.script = ScriptPort(self, "code")
 
     def update(self) -> Status:

@@ -6,7 +6,7 @@ from typing import Any
 
 from py_trees.common import Status
 
-from hri.bt.node import BTNode
+from hri.bt.node import BTNode, NodeConfig
 from hri.bt.ports import Port
 from hri.bt.script_port import ScriptPort
 
@@ -16,8 +16,8 @@ class ScriptCondition(BTNode):
 
     PORTS = (Port("code", "in", Any, None, "the script; true or false"),)
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.script = ScriptPort(self, "code")
 
     def update(self) -> Status:

@@ -6,9 +6,10 @@ from typing import Any
 
 from py_trees.common import Status
 
-from hri.bt.blackboard import EMPTY, AnyValue, BlackboardError, Entry, converted
+from hri.bt.blackboard import EMPTY, BlackboardError, Entry, converted
 from hri.bt.node import BTNode
 from hri.bt.ports import Port, reference_key
+from hri.bt.value_types import AnyValue
 
 
 class SetBlackboard(BTNode):

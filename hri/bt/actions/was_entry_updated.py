@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from hri.bt.blackboard import AnyValue
 from hri.bt.decorators.entry_updated import entry_key
-from hri.bt.node import BTNode
+from hri.bt.node import BTNode, NodeConfig
 from hri.bt.ports import Port
+from hri.bt.value_types import AnyValue
 
 
 class WasEntryUpdated(BTNode):
@@ -16,8 +16,8 @@ class WasEntryUpdated(BTNode):
 
     PORTS = (Port("entry", "in", AnyValue, None, "the entry to watch, {key}"),)
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.key = entry_key(self)
         self.seen = 0
 

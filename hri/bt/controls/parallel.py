@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from hri.bt.node import BTControl
+from hri.bt.node import BTControl, NodeConfig
 from hri.bt.node_status import SKIPPED, TickResult
 from hri.bt.ports import Port
 
@@ -37,8 +37,8 @@ class Parallel(BTControl):
         Port("failure_count", "in", int, 1, "failures that make the node FAIL; -1 = all children"),
     )
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.completed: set[int] = set()
         self.successes = 0
         self.failures = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from py_trees.common import Status
 
 from hri.bt.controls.parallel import threshold
-from hri.bt.node import BTControl
+from hri.bt.node import BTControl, NodeConfig
 from hri.bt.node_status import SKIPPED, TickResult
 from hri.bt.ports import Port
 
@@ -21,8 +21,8 @@ class ParallelAll(BTControl):
     PORTS = (Port("max_failures", "in", int, 1,
                   "failures that make the node FAIL once all children finished; -1 = all"),)
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.completed: set[int] = set()
         self.failures = 0
 

@@ -8,7 +8,8 @@ from py_trees.common import Status
 
 from hri.bt.node import BTControl
 from hri.bt.node_status import SKIPPED, TickResult
-from hri.bt.ports import Port, PortError, cpp_float, cpp_int
+from hri.bt.ports import Port, PortError
+from hri.bt.value_types import cpp_float, cpp_int
 
 FLOAT_EPSILON = 1.1920928955078125e-07
 """C++ ``std::numeric_limits<float>::epsilon()``: how close two numbers must be to match."""

@@ -7,9 +7,10 @@ from typing import Sequence
 import numpy as np
 from py_trees.common import Status
 
-from hri.bt.node import BTControl
+from hri.bt.node import BTControl, NodeConfig
 from hri.bt.node_status import TickResult
-from hri.bt.ports import Port, PortError, Weights
+from hri.bt.ports import Port, PortError
+from hri.bt.value_types import Weights
 
 
 class WeightedRandom(BTControl):
@@ -22,8 +23,8 @@ class WeightedRandom(BTControl):
 
     PORTS = (Port("weights", "in", Weights, description="one weight per child, e.g. 0.95;0.05"),)
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.picked: int | None = None
         weights = self.literal_input("weights")
         if weights is not None:

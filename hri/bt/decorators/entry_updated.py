@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 from py_trees.common import Status
 
-from hri.bt.blackboard import AnyValue
-from hri.bt.node import BTDecorator
+from hri.bt.node import BTDecorator, NodeConfig
 from hri.bt.node_status import SKIPPED, TickResult
 from hri.bt.ports import Port, PortError, reference_key
+from hri.bt.value_types import AnyValue
 
 
 def entry_key(node: Any) -> str:
@@ -28,8 +28,8 @@ class EntryUpdated(BTDecorator):
     PORTS = (Port("entry", "in", AnyValue, None, "the entry to watch, {key}"),)
     IF_NOT_UPDATED: ClassVar[Any]
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.key = entry_key(self)
         self.seen = 0
         self.child_running = False

@@ -8,9 +8,10 @@ from typing import Any, ClassVar
 from py_trees.common import Status
 
 from hri.bt.blackboard import EMPTY
-from hri.bt.node import BTDecorator
+from hri.bt.node import BTDecorator, NodeConfig
 from hri.bt.node_status import TickResult, is_completed
-from hri.bt.ports import Port, PortError, convert, reference_key, split_list
+from hri.bt.ports import Port, PortError, reference_key
+from hri.bt.value_types import convert, split_list
 
 
 class Loop(BTDecorator):
@@ -27,8 +28,8 @@ class Loop(BTDecorator):
     ITEM: ClassVar[Any]
     child_running = False
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         raw = self.raw_ports.get("queue")
         if raw is None:
             raise PortError("missing port 'queue'")

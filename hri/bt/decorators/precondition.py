@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from hri.bt.node import BTDecorator
+from hri.bt.node import BTDecorator, NodeConfig
 from hri.bt.node_status import TickResult, is_completed
 from hri.bt.ports import Port
 from hri.bt.script_port import ScriptPort
@@ -21,8 +21,8 @@ class Precondition(BTDecorator):
     PORTS = (Port("if", "in", str, None, "the condition, a script"),
              Port("else", "in", Status, Status.FAILURE, "the status when the condition is false"))
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: NodeConfig) -> None:
+        super().__init__(config)
         self.script = ScriptPort(self, "if")
         self.child_running = False
 

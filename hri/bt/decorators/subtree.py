@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from hri.bt.node import BTDecorator
+from hri.bt.blackboard import Blackboard
+from hri.bt.node import BTDecorator, NodeConfig
 from hri.bt.node_status import TickResult, is_completed
 
 
 class SubTreeNode(BTDecorator):
     """Returns the subtree root's status (built by the loader for ``<SubTree ID="...">``).
 
-    ``blackboard`` is the subtree's own scope; ``tree_id`` names the ``<BehaviorTree>``.
+    ``tree_id`` names the ``<BehaviorTree>``; ``scope`` is the subtree's own blackboard scope
+    (``blackboard`` is the parent's, where the SubTree's own conditions run).
     """
 
-    tree_id: str = ""
+    def __init__(self, config: NodeConfig, tree_id: str, scope: Blackboard) -> None:
+        super().__init__(config)
+        self.tree_id = tree_id
+        self.scope = scope
 
     def on_tick(self) -> TickResult:
         if self.status is Status.INVALID:

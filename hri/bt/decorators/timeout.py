@@ -6,7 +6,8 @@ from py_trees.common import Status
 
 from hri.bt.decorators.timed import Timed
 from hri.bt.node_status import TickResult
-from hri.bt.ports import Port, Unsigned
+from hri.bt.ports import Port
+from hri.bt.value_types import Unsigned
 
 
 class Timeout(Timed):

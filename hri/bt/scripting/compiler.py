@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 from lark import Token, Transformer
 
+import hri.bt.scripting.operators as operators
 from hri.bt.blackboard import Blackboard
-from hri.bt.scripting import operators
 from hri.bt.scripting.assignment import Evaluate, compile_assignment
 from hri.bt.scripting.errors import ScriptError, ScriptSyntaxError
 from hri.bt.scripting.values import INT64_MAX, parse_double

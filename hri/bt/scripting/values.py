@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hri.bt.blackboard import EMPTY
-from hri.bt.ports import cpp_text
 from hri.bt.scripting.errors import ScriptError
+from hri.bt.value_types import cpp_text
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
