@@ -23,8 +23,8 @@ from hri.bt.ports import Port, PortError, reference_key, to_pose
 from hri.bt.tree_files import Element
 from hri.base.geometry import Pose
 from hri.net import Future
+from hri.net.goals import GoalHandle
 from hri.robot.motion import MotionStatus
-from hri.robot.service import MoveHandle
 
 
 class RobotMove(BTNode):
@@ -32,7 +32,7 @@ class RobotMove(BTNode):
 
     PORTS = (Port("target", "in", Pose, description="tool pose (x;y;z;qx;qy;qz;qw)"),)
 
-    move: MoveHandle | None = None
+    move: GoalHandle | None = None
 
     def initialise(self) -> None:
         target = self.get_input("target")

@@ -10,6 +10,7 @@ Simulator-independent (no PyBullet here). The parts, one module each:
 - :mod:`~hri.net.rpc`: services, requests, clients and futures;
 - :mod:`~hri.net.stream`: keep-last state streams;
 - :mod:`~hri.net.node`: a participant tying them together on one endpoint;
+- :mod:`~hri.net.goals`: goals, requests whose work outlasts their answer, followed on a stream;
 - :mod:`~hri.net.errors`: the errors (all :class:`~hri.base.errors.HriError`).
 """
 
