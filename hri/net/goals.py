@@ -28,7 +28,8 @@ from typing import Any
 from hri.base.errors import HriError
 
 from .errors import failure_reason
-from .rpc import Client, Future, Request, Service
+from .future import Future
+from .rpc import Client, Request, Service
 from .stream import Subscription
 
 GoalName = tuple[int, int]  # (client endpoint, goal number)
