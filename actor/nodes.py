@@ -19,11 +19,12 @@ from py_trees.common import Status
 
 from hri.actor.animation import ClipLibrary, clip_names
 from hri.actor.server import GoalStatus
-from hri.actor.service import ActorClient, GoalHandle
+from hri.actor.service import ActorClient
 from hri.bt.node import BTNode, ServiceCallNode
 from hri.bt.ports import Port
 from hri.base.geometry import Area, Pose
 from hri.net import Future
+from hri.net.goals import GoalHandle
 
 _RESULT = {GoalStatus.SUCCEEDED: Status.SUCCESS, GoalStatus.FAILED: Status.FAILURE,
            GoalStatus.CANCELED: Status.FAILURE, GoalStatus.REJECTED: Status.FAILURE}

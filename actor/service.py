@@ -2,8 +2,9 @@
 
 The simulation offers the service ``actor`` (identifiers ``actor-server``, ``actor``,
 ``person``) in front of :class:`~hri.actor.server.ActorServer`, which talks to the actor
-plugin over its two POSIX message queues. Goals are named by the client (``goal``, a number
-per client), so a tree can cancel a goal whose answer is still on the way:
+plugin over its two POSIX message queues. Its animations and walks are goals of the protocol
+of :mod:`hri.net.goals` with the key ``goal``, so a tree can cancel a goal whose answer is
+still on the way:
 
 =======  =========================================================  ============================
 op       request                                                    reply
@@ -26,14 +27,12 @@ arrives. :meth:`ActorClient.why` tells the tree why a goal did not succeed.
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 from hri.base.errors import HriError
 from hri.base.geometry import Pose
-from hri.net import Client, Future, Request, Service, Subscription
-from hri.net.errors import failure_reason
+from hri.net import Client, Request, Service, Subscription
+from hri.net.goals import GoalBoard, GoalClient, GoalHandle
 from hri.base.numbers import is_number
 
 from .protocol import ActorFailure, ProtocolError
@@ -43,6 +42,7 @@ from .server import ActorServer, Goal, GoalStatus
 SERVICE = "actor"
 IDENTIFIERS = ("actor-server", SERVICE, "person")
 STREAM = "goal"
+KEY = "goal"  # a request's goal number, and the stream's
 QUERY = {"all_of": [SERVICE], "op": "animate"}
 _EARLY_CANCELS = 64  # cancels of goals not seen yet, remembered
 
@@ -54,37 +54,27 @@ def _number(payload: dict, key: str) -> float:
     return float(value)
 
 
-def _goal_id(payload: Any) -> int:
-    goal = payload.get("goal") if isinstance(payload, dict) else None
-    if isinstance(goal, bool) or not isinstance(goal, int):
-        raise HriError(f"actor: 'goal' must be an integer, got {goal!r}")
-    return goal
-
-
 class ActorService:
     """The simulation's side: requests to :class:`ActorServer` goals, goal state to the stream."""
 
     def __init__(self, server: ActorServer) -> None:
         self.server = server
-        self._owner: tuple[int, int] | None = None  # (client endpoint, goal id) of the current goal
-        self._early_cancels: deque[tuple[int, int]] = deque(maxlen=_EARLY_CANCELS)
-        self._published: dict | None = None
         self.service = Service(SERVICE, IDENTIFIERS, {"animate": self._animate, "move": self._move,
                                                       "cancel": self._cancel}, streams=[STREAM])
+        self.goals = GoalBoard(self.service, STREAM, KEY, early_cancels=_EARLY_CANCELS)
 
     def _start(self, request: Request, send) -> dict[str, Any]:
-        key = (request.sender, _goal_id(request.payload))
-        if key in self._early_cancels:
-            self._early_cancels.remove(key)
+        goal = self.goals.goal_of(request)
+        if self.goals.cancelled_early(goal):
             return {"status": GoalStatus.REJECTED.value, "in_the_way": None}
         in_the_way = self.server.current_goal.status.value if self.server.busy else None
         try:
-            goal: Goal = send(request.payload)
+            sent: Goal = send(request.payload)
         except (QueueFullError, ProtocolError) as error:
             raise HriError(f"actor: {error}") from None  # the tree's request fails; nothing hangs
-        if goal.status is not GoalStatus.REJECTED:
-            self._owner = key
-        return {"status": goal.status.value, "in_the_way": in_the_way}
+        if sent.status is not GoalStatus.REJECTED:
+            self.goals.current = goal
+        return {"status": sent.status.value, "in_the_way": in_the_way}
 
     def _animate(self, request: Request) -> dict[str, Any]:
         return self._start(request, lambda p: self.server.send_animation(str(p.get("name")), _number(p, "speed")))
@@ -99,55 +89,35 @@ class ActorService:
         return self._start(request, send)
 
     def _cancel(self, request: Request) -> bool:
-        key = (request.sender, _goal_id(request.payload))
-        if key != self._owner:
-            self._early_cancels.append(key)
+        if not self.goals.cancel_names_current(request):
             return False
         return self.server.cancel(self.server.current_goal)
 
     def publish(self) -> None:
         """Send the current goal's state if it changed (before the trees tick)."""
         goal = self.server.current_goal
-        if goal is None or self._owner is None:
+        if goal is None or self.goals.current is None:
             return
-        state = {"goal": self._owner[1], "client": self._owner[0], "status": goal.status.value}
-        if goal.status is GoalStatus.FAILED:
-            state["reason"] = goal.failure.reason
-        if state != self._published:
-            self._published = state
-            self.service.publish(STREAM, state)
-
-
-@dataclass
-class GoalHandle:
-    """One goal as the tree knows it: its number and the answer to the request."""
-
-    goal: int
-    request: Future
+        self.goals.publish(goal.status.value, goal.failure.reason if goal.status is GoalStatus.FAILED else None)
 
 
 class ActorClient:
     """The tree's side of the actor server."""
 
     def __init__(self, client: Client, goals: Subscription) -> None:
-        self._client = client
-        self._goals = goals
-        self._next = 0
-
-    def _send(self, op: str, payload: dict[str, Any]) -> GoalHandle:
-        self._next += 1
-        return GoalHandle(self._next, self._client.call(op, {"goal": self._next, **payload}))
+        self._goals = GoalClient(client, goals, KEY)
 
     def animate(self, name: str, speed: float) -> GoalHandle:
         """Play the clip ``name`` at ``speed`` times its authored speed."""
-        return self._send("animate", {"name": name, "speed": float(speed)})
+        return self._goals.send("animate", {"name": name, "speed": float(speed)})
 
     def move(self, name: str, distance: float, target: Pose) -> GoalHandle:
         """Walk to ``target`` with the clip ``name``, ``distance`` m per cycle."""
-        return self._send("move", {"name": name, "distance": float(distance), "target": [*target.position, *target.orientation]})
+        return self._goals.send("move", {"name": name, "distance": float(distance),
+                                         "target": [*target.position, *target.orientation]})
 
     def cancel(self, handle: GoalHandle) -> None:
-        self._client.call("cancel", {"goal": handle.goal})
+        self._goals.cancel("cancel", handle)
 
     def status(self, handle: GoalHandle) -> GoalStatus:
         """Where the goal stands as far as this tree knows; FAILED when the request failed."""
@@ -157,10 +127,8 @@ class ActorClient:
             return GoalStatus.FAILED
         if handle.request.value["status"] == GoalStatus.REJECTED.value:
             return GoalStatus.REJECTED
-        state = self._goals.latest()
-        if state is None or state["goal"] != handle.goal or state["client"] != self._client.node.id:
-            return GoalStatus.PENDING  # accepted; the stream has not shown it yet
-        return GoalStatus(state["status"])
+        status = self._goals.status(handle)
+        return GoalStatus.PENDING if status is None else GoalStatus(status)  # None: accepted, not shown yet
 
     @staticmethod
     def rejected_while_canceling(handle: GoalHandle) -> bool:
@@ -171,9 +139,9 @@ class ActorClient:
     def why(self, handle: GoalHandle, status: GoalStatus, name: str) -> dict[str, str]:
         """Why the goal for the clip ``name`` ended with ``status``: ``{"reason", "error"}``
         (a short name to count, and a sentence), or nothing when it succeeded."""
-        if handle.request.failed:
-            error = handle.request.error
-            return {"reason": failure_reason(error), "error": error.message}
+        failure = GoalClient.call_failure(handle)
+        if failure is not None:
+            return failure
         if status is GoalStatus.REJECTED:
             in_the_way = handle.request.value["in_the_way"]
             return {"reason": "rejected", "error": "refused by the actor server: "
@@ -181,9 +149,7 @@ class ActorClient:
         if status is GoalStatus.CANCELED:
             return {"reason": "cancelled", "error": "the actor server cancelled the goal"}
         if status is GoalStatus.FAILED:
-            state = self._goals.latest() or {}
-            reason = str(state.get("reason", ActorFailure.NONE.reason)) if state.get("goal") == handle.goal \
-                else ActorFailure.NONE.reason
+            reason = self._goals.reason(handle, ActorFailure.NONE.reason)
             return {"reason": reason, "error": _FAILURE_TEXT.get(reason, "the actor plugin did not take it")
                     .format(name=name)}
         return {}

@@ -24,8 +24,8 @@ from hri.bt.tree_files import Element
 from hri.bt.value_types import to_pose
 from hri.base.geometry import Pose
 from hri.net import Future
+from hri.net.goals import GoalHandle
 from hri.robot.motion import MotionStatus
-from hri.robot.service import MoveHandle
 
 
 class RobotMove(BTNode):
@@ -33,7 +33,7 @@ class RobotMove(BTNode):
 
     PORTS = (Port("target", "in", Pose, description="tool pose (x;y;z;qx;qy;qz;qw)"),)
 
-    move: MoveHandle | None = None
+    move: GoalHandle | None = None
 
     def initialise(self) -> None:
         target = self.get_input("target")

@@ -21,21 +21,23 @@ Streams (keep-last, published before the trees tick when they changed): ``motion
 current move ``{"move", "client", "status"}`` (status: a :class:`~hri.robot.arm.MotionStatus`
 value; a failed move also has ``"reason"``, one of :data:`FAILURE_TEXT`), and
 ``axis_angles``, the measured joint positions (only while someone subscribes).
-Moves are numbered by the client, so a tree can halt the move it started, and only that one.
+Moves are goals of the protocol of :mod:`hri.net.goals` with the key ``move``, so a tree can
+halt the move it started, and only that one; a halt is not remembered for a move still on
+its way, and a joint-space move (SET_AXIS_ANGLES) is nobody's (``"move"`` and ``"client"``
+are null).
 
 :class:`RobotClient` is the tree's side (the nodes of :mod:`hri.robot.nodes`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hri.base.errors import HriError
 from hri.base.geometry import Pose
 from hri.kinematics.service import AXIS_STREAM, kinematics_service
-from hri.net import Client, Future, Request, Service, Setpoint, Subscription
-from hri.net.errors import failure_reason
+from hri.net import Client, Request, Service, Setpoint, Subscription
+from hri.net.goals import GoalBoard, GoalClient, GoalHandle
 from hri.base.numbers import is_number
 
 from .motion import MotionStatus
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 SERVICE = "robot"  # the service's name is also its channel's: net.robot.latency
 IDENTIFIERS = ("lbr-iisy-1", "lbr-iisy", "industrial-robot", SERVICE)
 MOTION_STREAM = "motion"
+KEY = "move"  # a request's move number, and the motion stream's
 QUERY = {"all_of": ["robot"], "op": "move_to"}
 # Why the arm did not complete a move (RobotArm.failure), and what that means.
 FAILURE_TEXT = {
@@ -56,13 +59,6 @@ FAILURE_TEXT = {
     "not_settled": "the arm did not come to rest at the target within settle_timeout",
     "unspecified": "the arm gave no reason",
 }
-
-
-def _move_id(payload: Any) -> int:
-    move = payload.get("move") if isinstance(payload, dict) else None
-    if isinstance(move, bool) or not isinstance(move, int):
-        raise HriError(f"robot: 'move' must be an integer, got {move!r}")
-    return move
 
 
 def _target(payload: dict) -> Pose:
@@ -78,28 +74,27 @@ class RobotService:
 
     def __init__(self, arm: "RobotArm") -> None:
         self.arm = arm
-        self._owner: tuple[int, int | None] | None = None  # (client endpoint, move id) of the current move
-        self._published: dict | None = None
         kinematics = kinematics_service(arm.scene.chain, SERVICE, IDENTIFIERS, joints=arm.joint_positions,
                                         set_joints=self._set_axis_angles)
         handlers = {"move_to": self._move_to, "halt": self._halt, "set_velocity": self._set_velocity,
                     **kinematics.handlers}
         self.service = Service(SERVICE, IDENTIFIERS, handlers, streams=[MOTION_STREAM, AXIS_STREAM])
+        self.moves = GoalBoard(self.service, MOTION_STREAM, KEY)
 
     def _move_to(self, request: Request) -> str:
-        move = _move_id(request.payload)
+        move = self.moves.goal_of(request)
         self.arm.move_to(_target(request.payload))
-        self._owner = (request.sender, move)
+        self.moves.current = move
         return self.arm.status.value
 
     def _set_axis_angles(self, q: list[float]) -> None:
-        self._owner = None  # a joint-space move is nobody's numbered move
+        self.moves.current = None  # a joint-space move is nobody's numbered move
         self.arm.move_to_joints(q)
         if self.arm.status is MotionStatus.FAILED:
             raise HriError(f"SET_AXIS_ANGLES: {[round(v, 4) for v in q]} is outside the joint limits or collides")
 
     def _halt(self, request: Request) -> bool:
-        if (request.sender, _move_id(request.payload)) != self._owner:
+        if not self.moves.cancel_names_current(request):
             return False
         self.arm.halt()
         return True
@@ -113,64 +108,45 @@ class RobotService:
 
     def publish(self) -> None:
         """Send the motion state if it changed, and the joint positions to any subscriber."""
-        client, move = self._owner if self._owner is not None else (None, None)
-        state = {"move": move, "client": client, "status": self.arm.status.value}
-        if self.arm.status is MotionStatus.FAILED:
-            state["reason"] = self.arm.failure or "unspecified"
-        if state != self._published:
-            self._published = state
-            self.service.publish(MOTION_STREAM, state)
+        failed = self.arm.status is MotionStatus.FAILED
+        self.moves.publish(self.arm.status.value, (self.arm.failure or "unspecified") if failed else None)
         axes = self.service.publisher(AXIS_STREAM)
         if axes.subscribers:
             axes.publish([float(v) for v in self.arm.joint_positions()])
-
-
-@dataclass
-class MoveHandle:
-    """One move as the tree knows it: its number and the answer to the request."""
-
-    move: int
-    request: Future
 
 
 class RobotClient:
     """The tree's side of the robot's motion service."""
 
     def __init__(self, client: Client, motion: Subscription) -> None:
-        self._client = client
-        self._motion = motion
+        self._moves = GoalClient(client, motion, KEY)
         self._velocity = Setpoint(client, "set_velocity")
-        self._next = 0
 
-    def move_to(self, target: Pose) -> MoveHandle:
+    def move_to(self, target: Pose) -> GoalHandle:
         """Move the tool to ``target``; follow it with :meth:`status`."""
-        self._next += 1
-        payload = {"move": self._next, "target": [*target.position, *target.orientation]}
-        return MoveHandle(self._next, self._client.call("move_to", payload))
+        return self._moves.send("move_to", {"target": [*target.position, *target.orientation]})
 
-    def status(self, handle: MoveHandle) -> MotionStatus | None:
+    def status(self, handle: GoalHandle) -> MotionStatus | None:
         """The move's status as far as this tree knows (None: not known yet); FAILED when the
         request failed."""
         if handle.request.failed:
             return MotionStatus.FAILED
-        state = self._motion.latest()
-        if state is None or state["move"] != handle.move or state["client"] != self._client.node.id:
-            return None
-        return MotionStatus(state["status"])
+        status = self._moves.status(handle)
+        return None if status is None else MotionStatus(status)
 
-    def halt(self, handle: MoveHandle) -> None:
+    def halt(self, handle: GoalHandle) -> None:
         """Brake the move to rest (the arm keeps its target: a move to the same target resumes)."""
-        self._client.call("halt", {"move": handle.move})
+        self._moves.cancel("halt", handle)
 
     def set_velocity(self, fraction: float) -> None:
         """Ask for the velocity fraction ``fraction`` (sent when it changes or was lost)."""
         self._velocity.set(float(fraction))
 
-    def why(self, handle: MoveHandle) -> dict[str, str]:
+    def why(self, handle: GoalHandle) -> dict[str, str]:
         """Why the failed move ``handle`` failed: ``{"reason", "error"}`` (a short name to
         count, and a sentence)."""
-        if handle.request.failed:
-            return {"reason": failure_reason(handle.request.error), "error": handle.request.error.message}
-        state = self._motion.latest() or {}
-        reason = str(state.get("reason", "unspecified")) if state.get("move") == handle.move else "unspecified"
+        failure = GoalClient.call_failure(handle)
+        if failure is not None:
+            return failure
+        reason = self._moves.reason(handle, "unspecified")
         return {"reason": reason, "error": FAILURE_TEXT.get(reason, FAILURE_TEXT["unspecified"])}

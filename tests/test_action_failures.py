@@ -15,10 +15,11 @@ from hri.actor.animation import ClipLibrary
 from hri.actor.plugin import ActorPlugin
 from hri.actor.protocol import ActionMessage, ActorFailure, ActorState, FeedbackMessage
 from hri.actor.server import ActorServer, GoalStatus
-from hri.actor.service import ActorClient, GoalHandle
+from hri.actor.service import ActorClient
 from hri.bt import default_registry
 from hri.base.geometry import Pose
 from hri.net import Future
+from hri.net.goals import GoalHandle
 from hri.net.errors import (CallTimeout, Cancelled, CodecError, DiscoveryError, QueueFull, RemoteError,
                             failure_reason)
 from hri.scenario.load import load_scenario
@@ -127,7 +128,7 @@ def test_the_server_keeps_the_reason_with_the_failed_goal():
 # --- the tree's side: every way a goal ends without success has its reason --------------------
 
 def _actor(latest: dict | None = None) -> ActorClient:
-    return ActorClient(SimpleNamespace(), SimpleNamespace(latest=lambda: latest))
+    return ActorClient(SimpleNamespace(node=SimpleNamespace(id=1)), SimpleNamespace(latest=lambda: latest))
 
 
 def _answered(value: dict) -> SimpleNamespace:

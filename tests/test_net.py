@@ -254,7 +254,7 @@ def test_broker_as_a_service_over_the_network():
     client = BrokerClient(tree, hub.id)
     found, missing = client.discover(all_of=["robot"]), client.discover(all_of=["camera"])
     net.advance(0.2)
-    assert found.value == ServiceRecord.of(motion, robot.id)
+    assert found.value == motion.record(robot.id)
     assert isinstance(missing.error, DiscoveryError)  # the error class survives the wire
     call = tree.client(found.value).call("move_to", [1, 2])
     net.advance(0.3)

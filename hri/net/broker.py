@@ -21,75 +21,15 @@ the network may only name the registering endpoint as the service's address.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .errors import DiscoveryError, NetError
-from .rpc import Future, Request, Service
-
-if TYPE_CHECKING:
-    from .node import Node
+from .future import Future
+from .node import Node
+from .record import ServiceRecord, names
+from .rpc import Request, Service
 
 BROKER_SERVICE = "broker"
-
-
-def _names(values: Any, what: str) -> tuple[str, ...]:
-    if isinstance(values, str):
-        values = [values]
-    try:
-        names = tuple(values)
-    except TypeError:
-        raise NetError(f"{what}: expected a list of strings, got {values!r}") from None
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise NetError(f"{what}: {name!r} is not a non-empty string")
-    return names
-
-
-@dataclass(frozen=True)
-class ServiceRecord:
-    """Where a service is and what it offers."""
-
-    name: str
-    identifiers: tuple[str, ...]
-    address: int
-    ops: tuple[str, ...] = ()
-    streams: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, service: Service, address: int) -> "ServiceRecord":
-        return cls(service.name, tuple(service.identifiers), address, tuple(service.handlers),
-                   tuple(service.streams))
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"name": self.name, "identifiers": list(self.identifiers), "address": self.address,
-                "ops": list(self.ops), "streams": list(self.streams)}
-
-    @classmethod
-    def from_wire(cls, data: Any) -> "ServiceRecord":
-        if not isinstance(data, dict):
-            raise NetError(f"a service record must be a mapping, got {type(data).__name__}")
-        try:
-            address = data["address"]
-            if isinstance(address, bool) or not isinstance(address, int):
-                raise NetError(f"service record address {address!r} is not an endpoint id")
-            return cls(_names([data["name"]], "name")[0], _names(data["identifiers"], "identifiers"),
-                       address, _names(data.get("ops", ()), "ops"), _names(data.get("streams", ()), "streams"))
-        except KeyError as missing:
-            raise NetError(f"service record without {missing}") from None
-
-    def rank(self, all_of: Sequence[str], any_of: Sequence[str]) -> int | None:
-        """How specifically this service matches (lower is better), or None if it does not."""
-        position = {identifier: i for i, identifier in enumerate(self.identifiers)}
-        if any(term not in position for term in all_of):
-            return None
-        score = sum(position[term] for term in all_of)
-        if any_of:
-            hits = [position[term] for term in any_of if term in position]
-            if not hits:
-                return None
-            score += min(hits)
-        return score
 
 
 class Broker:
@@ -107,7 +47,7 @@ class Broker:
 
     def register(self, record: ServiceRecord) -> None:
         """Add a service; registering the same name from the same address again replaces it."""
-        identifiers = _names(record.identifiers, f"service {record.name}: identifiers")
+        identifiers = names(record.identifiers, f"service {record.name}: identifiers")
         if not identifiers:
             raise NetError(f"service {record.name}: needs at least one identifier")
         if len(set(identifiers)) != len(identifiers):
@@ -139,7 +79,7 @@ class Broker:
     def find(self, all_of: Iterable[str] | str = (), any_of: Iterable[str] | str = (),
              op: str | None = None, stream: str | None = None) -> list[ServiceRecord]:
         """Every matching service, best first."""
-        all_of, any_of = _names(all_of, "all_of"), _names(any_of, "any_of")
+        all_of, any_of = names(all_of, "all_of"), names(any_of, "any_of")
         if not all_of and not any_of:
             raise DiscoveryError("a discovery query needs all_of and/or any_of identifiers")
         ranked = []
@@ -160,7 +100,7 @@ class Broker:
             known = "; ".join(f"{r.name} {list(r.identifiers)}" for r in self._records.values())
             raise DiscoveryError(f"no service matches {query} (registered: {known or 'none'})")
         if len(matches) > 1:
-            all_t, any_t = _names(all_of, "all_of"), _names(any_of, "any_of")
+            all_t, any_t = names(all_of, "all_of"), names(any_of, "any_of")
             best = matches[0].rank(all_t, any_t)
             tied = [r.name for r in matches if r.rank(all_t, any_t) == best]
             if len(tied) > 1:
@@ -172,9 +112,9 @@ class Broker:
 def _describe(all_of: Any, any_of: Any, op: str | None, stream: str | None) -> str:
     parts = []
     if all_of:
-        parts.append(f"all of {list(_names(all_of, 'all_of'))}")
+        parts.append(f"all of {list(names(all_of, 'all_of'))}")
     if any_of:
-        parts.append(f"any of {list(_names(any_of, 'any_of'))}")
+        parts.append(f"any of {list(names(any_of, 'any_of'))}")
     if op:
         parts.append(f"offering {op!r}")
     if stream:
@@ -240,12 +180,12 @@ class BrokerClient:
     def discover(self, all_of: Iterable[str] | str = (), any_of: Iterable[str] | str = (),
                  op: str | None = None, stream: str | None = None) -> Future:
         """A future whose value is the :class:`ServiceRecord` found."""
-        query = {"all_of": list(_names(all_of, "all_of")), "any_of": list(_names(any_of, "any_of")),
+        query = {"all_of": list(names(all_of, "all_of")), "any_of": list(names(any_of, "any_of")),
                  "op": op, "stream": stream}
         return self._call("discover", query, ServiceRecord.from_wire)
 
     def find(self, all_of: Iterable[str] | str = (), any_of: Iterable[str] | str = (),
              op: str | None = None, stream: str | None = None) -> Future:
-        query = {"all_of": list(_names(all_of, "all_of")), "any_of": list(_names(any_of, "any_of")),
+        query = {"all_of": list(names(all_of, "all_of")), "any_of": list(names(any_of, "any_of")),
                  "op": op, "stream": stream}
         return self._call("find", query, lambda records: [ServiceRecord.from_wire(r) for r in records])

@@ -31,11 +31,12 @@ from typing import Any, Callable
 
 from hri.base.errors import HriError
 
-from .broker import ServiceRecord
 from .codec import Frame, Kind
 from .errors import CallTimeout, Cancelled, CodecError, NetError, error_from_wire, error_to_wire
+from .future import DONE, FAILED, PENDING, Future
 from .quality import EPS
-from .rpc import DONE, FAILED, PENDING, Client, Future, Request, Service
+from .record import ServiceRecord
+from .rpc import Client, Request, Service
 from .stream import Publisher, Subscription
 from .transport import Endpoint
 
@@ -90,7 +91,7 @@ class Node:
             raise NetError(f"service {service.name} is already offered on {service.node}")
         service.node = self
         self._services[service.name] = service
-        return ServiceRecord.of(service, self.id)
+        return service.record(self.id)
 
     def withdraw(self, name: str) -> None:
         service = self._services.pop(name, None)

@@ -1,4 +1,4 @@
-"""Request and response: services, their handlers, clients and the futures a caller polls.
+"""Request and response: services and their handlers, the requests they get, clients calling them.
 
 A :class:`Service` is a name, an identifier list (specific to general, for discovery) and
 one handler per request kind (``op``). A handler gets a :class:`Request` and returns the
@@ -8,8 +8,8 @@ future with the same error class. Any other exception is a bug of the service an
 hidden. A handler that cannot answer at once calls ``request.defer()`` and later
 ``request.reply(value)`` or ``request.fail(error)``.
 
-A call returns a :class:`Future` at once; the caller polls it each tick: ``pending``,
-``done`` (``value``) or ``failed`` (``error``). Every request carries a request id that the
+A call returns a :class:`~hri.net.future.Future` at once; the caller polls it each tick:
+``pending``, ``done`` (``value``) or ``failed`` (``error``). Every request carries a request id that the
 reply echoes; the caller's :class:`~hri.net.node.Node` matches replies by it and drops (and
 counts) replies that no longer belong to a pending call: duplicates, replies after the
 call's timeout, replies to calls superseded by a newer answered call (``supersede=True``:
@@ -20,106 +20,41 @@ the call counts as lost, and the future fails with :class:`~hri.net.errors.CallT
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from hri.base.errors import HriError
 
-from .errors import Cancelled, NetError
-
-if TYPE_CHECKING:
-    from .broker import ServiceRecord
-    from .node import Node
-    from .stream import Publisher, Subscription
-
-PENDING, DONE, FAILED = "pending", "done", "failed"
+from .errors import NetError
+from .future import Future
+from .record import ServiceRecord
+from .stream import Publisher, Subscription
 
 
-class Future:
-    """The outcome of one call, filled in when its reply arrives (or its time runs out)."""
+class RpcNode(Protocol):
+    """What requests, services and clients use of the node they belong to
+    (:class:`~hri.net.node.Node`)."""
 
-    def __init__(self, node: "Node | None", request_id: int, key: tuple, sent_at: float,
-                 deadline: float, supersede: bool = False):
-        self.request_id = request_id
-        self.key = key  # (address, channel, op)
-        self.sent_at = sent_at
-        self.deadline = deadline
-        self.supersede = supersede
-        self.transform: Callable[[Any], Any] | None = None  # applied to the reply (e.g. a record)
-        self.answered_at: float | None = None
-        self._node = node
-        self._status = PENDING
-        self._value: Any = None
-        self._error: NetError | None = None
-        self._callbacks: list[Callable[["Future"], None]] = []
-
-    def __repr__(self) -> str:
-        return f"Future({self.key[1]}.{self.key[2]} #{self.request_id}, {self._status})"
-
-    @classmethod
-    def failed_now(cls, error: NetError, key: tuple = (0, "", ""), at: float = 0.0) -> "Future":
-        """A future that has already failed (e.g. the request could not be sent)."""
-        future = cls(None, 0, key, at, at)
-        future._finish(FAILED, None, error, at)
-        return future
+    clock: Callable[[], float]
 
     @property
-    def status(self) -> str:
-        if self._status == PENDING and self._node is not None:
-            self._node.check_deadline(self)
-        return self._status
+    def id(self) -> int: ...
 
-    @property
-    def pending(self) -> bool:
-        return self.status == PENDING
+    def answer(self, request: "Request", value: Any, error: HriError | None) -> None: ...
 
-    @property
-    def done(self) -> bool:
-        return self.status == DONE
+    def publisher(self, service: str, stream: str) -> Publisher: ...
 
-    @property
-    def failed(self) -> bool:
-        return self.status == FAILED
+    def call(self, address: int, channel: str, op: str, payload: Any = None, *,
+             timeout: float | None = None, supersede: bool = False) -> Future: ...
 
-    @property
-    def error(self) -> NetError | None:
-        self.status  # noqa: B018 - a read may find the deadline passed
-        return self._error
-
-    @property
-    def value(self) -> Any:
-        """The reply; raises the error of a failed call, or NetError while pending."""
-        status = self.status
-        if status == DONE:
-            return self._value
-        if status == FAILED:
-            raise self._error
-        raise NetError(f"call {self.key[1]}.{self.key[2]} #{self.request_id} is still pending")
-
-    result = value
-
-    def cancel(self) -> None:
-        """Give up on the call: it fails with Cancelled; a late reply is dropped as stale."""
-        if self._status == PENDING and self._node is not None:
-            self._node.finish_call(self, FAILED, None, Cancelled("cancelled by the caller"))
-
-    def add_done_callback(self, callback: Callable[["Future"], None]) -> None:
-        """Call ``callback(future)`` when the call ends (at once if it has ended)."""
-        if self._status == PENDING:
-            self._callbacks.append(callback)
-        else:
-            callback(self)
-
-    def _finish(self, status: str, value: Any, error: NetError | None, at: float) -> None:
-        self._status, self._value, self._error, self.answered_at = status, value, error, at
-        callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback(self)
+    def subscribe(self, address: int, service: str, stream: str,
+                  on_update: Callable[[Any], None] | None = None,
+                  timeout: float | None = None) -> Subscription: ...
 
 
 class Request:
     """A request as its handler sees it."""
 
-    def __init__(self, node: "Node", sender: int, request_id: int, service: str, op: str,
+    def __init__(self, node: RpcNode, sender: int, request_id: int, service: str, op: str,
                  payload: Any, received_at: float):
         self.node = node
         self.sender = sender
@@ -163,13 +98,18 @@ class Service:
         self.identifiers = tuple(identifiers)
         self.handlers = dict(handlers or {})
         self.streams = tuple(streams)
-        self.node: "Node | None" = None
-        self._publishers: dict[str, "Publisher"] = {}
+        self.node: RpcNode | None = None
+        self._publishers: dict[str, Publisher] = {}
 
     def __repr__(self) -> str:
         return f"Service({self.name!r}, {list(self.identifiers)})"
 
-    def publisher(self, stream: str) -> "Publisher":
+    def record(self, address: int) -> ServiceRecord:
+        """The broker's record of this service offered at endpoint ``address``."""
+        return ServiceRecord(self.name, tuple(self.identifiers), address, tuple(self.handlers),
+                             tuple(self.streams))
+
+    def publisher(self, stream: str) -> Publisher:
         """The publisher of one of this service's streams (once the service is offered)."""
         if self.node is None:
             raise NetError(f"service {self.name}: offer it on a node before publishing")
@@ -187,7 +127,7 @@ class Service:
 class Client:
     """Calls one discovered service from one node."""
 
-    def __init__(self, node: "Node", record: "ServiceRecord", timeout: float | None = None):
+    def __init__(self, node: RpcNode, record: ServiceRecord, timeout: float | None = None):
         self.node = node
         self.record = record
         self.timeout = timeout
@@ -205,7 +145,7 @@ class Client:
         return self.node.call(self.record.address, self.record.name, op, payload,
                               timeout=timeout if timeout is not None else self.timeout, supersede=supersede)
 
-    def subscribe(self, stream: str, on_update: Callable[[Any], None] | None = None) -> "Subscription":
+    def subscribe(self, stream: str, on_update: Callable[[Any], None] | None = None) -> Subscription:
         """Receive ``stream`` of the service, keep-last."""
         if self.record.streams and stream not in self.record.streams:
             raise NetError(f"service {self.record.name} has no stream {stream!r} "

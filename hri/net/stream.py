@@ -16,20 +16,34 @@ a subscription but never kills it; a refusal (no such stream) is kept in ``error
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from .codec import Frame, Kind
 from .errors import CallTimeout, NetError, QueueFull
+from .future import Future
+from .transport import Endpoint
 
-if TYPE_CHECKING:
-    from .node import Node
-    from .rpc import Future
+
+class StreamNode(Protocol):
+    """What publishers and subscriptions use of the node they belong to
+    (:class:`~hri.net.node.Node`)."""
+
+    endpoint: Endpoint
+    clock: Callable[[], float]
+
+    @property
+    def id(self) -> int: ...
+
+    def call(self, address: int, channel: str, op: str, payload: Any = None, *,
+             timeout: float | None = None, kind: Kind = Kind.REQUEST) -> Future: ...
+
+    def unsubscribe(self, subscription: "Subscription") -> None: ...
 
 
 class Publisher:
     """Sends one stream of one service to its subscribers."""
 
-    def __init__(self, node: "Node", service: str, stream: str):
+    def __init__(self, node: StreamNode, service: str, stream: str):
         self.node = node
         self.service = service
         self.stream = stream
@@ -78,7 +92,7 @@ class Publisher:
 class Subscription:
     """The newest sample of one stream, as it arrives; read it with :meth:`latest` or :meth:`take`."""
 
-    def __init__(self, node: "Node", address: int, service: str, stream: str,
+    def __init__(self, node: StreamNode, address: int, service: str, stream: str,
                  on_update: Callable[[Any], None] | None = None, timeout: float | None = None):
         self.node = node
         self.address = address
@@ -98,7 +112,7 @@ class Subscription:
         self.error: NetError | None = None
         self._state: Any = None
         self._unread = False
-        self.request: "Future | None" = None
+        self.request: Future | None = None
 
     def __repr__(self) -> str:
         return f"Subscription({self.service}.{self.stream} from {self.address}, seq {self.seq})"
@@ -138,7 +152,7 @@ class Subscription:
                                       timeout=self.timeout, kind=Kind.SUBSCRIBE)
         self.request.add_done_callback(self._answered)
 
-    def _answered(self, future: "Future") -> None:
+    def _answered(self, future: Future) -> None:
         if future.done:
             self.established = True
             current = future.value
