@@ -1,4 +1,4 @@
-"""The bad-input corpus (issue 9): every mistake a user can write gives one clear line.
+"""The bad-input corpus: every mistake a user can write gives one clear line.
 
 ``tests/bad_inputs/expected.yaml`` lists every file of ``tests/bad_inputs/`` (each a valid
 ``_good_*`` file with one mistake) with the exact line ``hri validate`` prints for it, and

@@ -606,7 +606,7 @@ def fails(**blackboard: str | None) -> dict[str, Any]:
 
 REFUSED = {"load_error": True, "error": False, "status": None, "blackboard": {}}
 
-_LEFT = "4.10 fixed the associativity (issue 1029); 4.8.2 computes a - (b + c)"
+_LEFT = "4.10 fixed the associativity (BehaviorTree.CPP issue 1029); 4.8.2 computes a - (b + c)"
 _FROM_CHARS = "4.10 reads a string as a number with std::from_chars; 4.8.2 with std::stod"
 _PRECEDENCE = "4.10 has one precedence table for every operator; 4.8.2 refuses this mix"
 _CHAINED = "4.10 chains assignments (right-associative); 4.8.2 refuses"

@@ -1,4 +1,4 @@
-"""``hri bench``: the benchmark suite of issue 8: figures, not pass/fail tests.
+"""``hri bench``: the benchmark suite: figures, not pass/fail tests.
 
 One module per benchmark, each with ``run(settings, say) -> dict``:
 
