@@ -80,6 +80,11 @@ def _number(data: Mapping[str, Any], key: str, where: str, default: float, low: 
     return float(value)
 
 
+def _is_off(value: Any) -> bool:
+    """Nothing given, or 0: the quality's default (no jitter, no loss)."""
+    return value is None or (not isinstance(value, bool) and value == 0)
+
+
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise _fail(where, f"expected a mapping, got {value!r}")
@@ -102,7 +107,7 @@ class Jitter:
 
     @classmethod
     def from_value(cls, value: Any, where: str) -> "Jitter":
-        if value is None or (not isinstance(value, bool) and value == 0):
+        if _is_off(value):
             return cls()
         if is_number(value, finite=False):
             return cls("normal", sd=_number({"sd": value}, "sd", where, 0.0))
@@ -141,7 +146,7 @@ class Loss:
 
     @classmethod
     def from_value(cls, value: Any, where: str) -> "Loss":
-        if value is None or (not isinstance(value, bool) and value == 0):
+        if _is_off(value):
             return cls()
         if is_number(value, finite=False):
             return cls("bernoulli", p=_number({"p": value}, "p", where, 0.0, high=1.0))
