@@ -102,10 +102,11 @@ class LiveView:
         self._anchor = (0.0, 0.0, 0.0)
 
     def start(self, sim: "Simulation") -> None:
-        sx, sy = (float(v) for v in sim.scenario.data["room"]["size"])
+        room = sim.scenario.room
+        sx, sy = room.size
         p.resetDebugVisualizerCamera(max(sx, sy) * 0.85, 35, -45, (sx / 2, sy / 2, 0.0),
                                      physicsClientId=sim.client)
-        self._anchor = (sx * 0.05, sy * 0.95, float(sim.scenario.data["room"]["wall_height"]) + 0.3)
+        self._anchor = (sx * 0.05, sy * 0.95, room.wall_height + 0.3)
         self._every = max(1, round(OVERLAY_PERIOD_S / sim.dt))
         self._update(sim)
 
