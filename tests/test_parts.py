@@ -82,7 +82,7 @@ def test_a_part_put_on_the_belt_rides_it_at_its_speed_and_is_delivered_at_its_en
     start = np.array(scene.parts.position(part))
     step(scene, 240)
     moved = np.array(scene.parts.position(part)) - start
-    speed = scene.belt["speed"]  # the belt runs along +y (yaw 90 degrees)
+    speed = scene.belt.speed  # the belt runs along +y (yaw 90 degrees)
     assert moved == pytest.approx([0.0, speed * 240 * DT, 0.0], abs=1e-9)
     belt_end = scene.belt.center[1] + scene.belt.size[0] / 2
     steps_left = (belt_end - scene.parts.half[0] - start[1]) / (speed * DT) - 240

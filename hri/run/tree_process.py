@@ -52,6 +52,7 @@ import posix_ipc
 
 from hri.bt.status import TreeStatusLog
 from hri.base.errors import HriError
+from hri.base.quiet import import_pybullet_quietly
 from hri.base.mqueue import RunQueues, cleanup_stale, receive_waiting, system_limits
 from hri.net import Frame, Kind, Network, decode_frame, encode_frame
 from hri.net.errors import CodecError
@@ -284,6 +285,7 @@ def main() -> int:
     pipe = Pipe(inbox, outbox, lambda: os.getppid() == parent, f"the simulation (pid {parent})", None)
     try:
         endpoint = PipeEndpoint(int(spec["endpoint"]), pipe)
+        import_pybullet_quietly()  # the scenario's robot settings are read by hri.robot.arm: no banner on stderr
         scenario = scenario_from_json(spec["scenario"])
         seed = np.random.SeedSequence(spec["seed"]["entropy"], spawn_key=spec["seed"]["spawn_key"])
         host = TreeHost(role, scenario, endpoint, int(spec["broker"]), seed)
