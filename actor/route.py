@@ -21,10 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import shapely
-from shapely.geometry import LineString, Point, Polygon, box
+from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import unary_union
-
-from hri.base.geometry import furniture_footprint
 
 #: Half the width of a walking person with swinging arms (m): the default clearance.
 CLEARANCE_M = 0.35
@@ -53,14 +51,6 @@ class WalkingArea:
         self.obstacles = list(obstacles)
         self.moving = moving
         self.clearance = float(clearance)
-
-    @classmethod
-    def from_scenario(cls, data: dict, moving: Callable[[], Sequence[Polygon]] | None = None) -> "WalkingArea":
-        """The scenario's room and furniture; the clearance from ``person.clearance_m``."""
-        width, depth = (float(v) for v in data["room"]["size"][:2])
-        furniture = [furniture_footprint(spec) for spec in (data.get("furniture") or {}).values()]
-        clearance = float(data["person"].get("clearance_m", CLEARANCE_M))
-        return cls(box(0.0, 0.0, width, depth), furniture, moving, clearance)
 
     def route(self, start: Point2, goal: Point2) -> list[Point2]:
         """The corners of the shortest walk from ``start`` to ``goal``, ending with ``goal``."""

@@ -7,15 +7,14 @@ import json
 import pytest
 
 from hri.base.errors import HriError
-from hri.run.faults import Fault, parse_faults, random_fault
+from hri.scenario.faults import Fault, parse_faults, random_fault
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
 from test_cli import hri
 
 
 def _run(tmp_path, *faults: str, duration: float = 6.0, seed: int = 2):
-    scenario = load_scenario("coexistence")
-    scenario.data["faults"] = list(faults)
+    scenario = load_scenario("coexistence").with_faults(list(faults))
     return run_scenario(scenario, duration, seed=seed, out_dir=tmp_path)
 
 

@@ -37,19 +37,18 @@ class StandInRobot:
 @pytest.fixture
 def scene():
     scenario = load_scenario("cooperation")
-    data = scenario.data
     client = p.connect(p.DIRECT)
     p.setTimeStep(DT, physicsClientId=client)
     p.setGravity(0, 0, -9.81, physicsClientId=client)
-    furniture = build_world(client, data)
+    furniture = build_world(client, scenario.room, scenario.furniture)
     events = []
-    parts = PartManager(client, data["parts"], scenario.areas, furniture, data["furniture"],
+    parts = PartManager(client, scenario.parts, scenario.areas, furniture, scenario.furniture,
                         np.random.default_rng(3), lambda event, **fields: events.append((event, fields)))
     robot = StandInRobot(client)
     person = p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -6.0), physicsClientId=client)
     clock = [0.0]  # simulated time, advanced by step()
     parts.connect(robot, person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)), lambda: clock[0])
-    yield SimpleNamespace(client=client, parts=parts, robot=robot, events=events, belt=data["furniture"]["conveyor"],
+    yield SimpleNamespace(client=client, parts=parts, robot=robot, events=events, belt=scenario.furniture["conveyor"],
                           clock=clock)
     p.disconnect(client)
 
@@ -83,9 +82,9 @@ def test_a_part_put_on_the_belt_rides_it_at_its_speed_and_is_delivered_at_its_en
     start = np.array(scene.parts.position(part))
     step(scene, 240)
     moved = np.array(scene.parts.position(part)) - start
-    speed = scene.belt["speed"]  # the belt runs along +y (yaw 90 degrees)
+    speed = scene.belt.speed  # the belt runs along +y (yaw 90 degrees)
     assert moved == pytest.approx([0.0, speed * 240 * DT, 0.0], abs=1e-9)
-    belt_end = scene.belt["center"][1] + scene.belt["size"][0] / 2
+    belt_end = scene.belt.center[1] + scene.belt.size[0] / 2
     steps_left = (belt_end - scene.parts.half[0] - start[1]) / (speed * DT) - 240
     step(scene, math.floor(steps_left) - 2)
     assert part in scene.parts.parts and scene.parts.counts.delivered == 0
@@ -145,8 +144,8 @@ def test_bodies_of_parts_taken_away_serve_the_next_parts_which_behave_as_new_one
     created = []
     real_create = p.createMultiBody
     monkeypatch.setattr(p, "createMultiBody", lambda *a, **k: created.append(1) or real_create(*a, **k))
-    belt_x = scene.belt["center"][0]
-    belt_end = scene.belt["center"][1] + scene.belt["size"][0] / 2
+    belt_x = scene.belt.center[0]
+    belt_end = scene.belt.center[1] + scene.belt.size[0] / 2
     for _ in range(30):  # put down just before the belt's end: delivered at once
         part, surface = pick_and_put(scene, belt_x, belt_end - scene.parts.half[0] - 1e-3)
         assert surface == "conveyor"
@@ -188,8 +187,8 @@ def test_a_feeder_puts_its_next_part_clear_of_the_part_just_gripped(scene):
     feeder's table: the new part keeps the feeder's spacing from it as from any other part, or
     it would appear inside the gripped one and be knocked off the table when it is carried away."""
     feeder = scene.parts.feeders[0]
-    belt_x = scene.belt["center"][0]
-    belt_end = scene.belt["center"][1] + scene.belt["size"][0] / 2
+    belt_x = scene.belt.center[0]
+    belt_end = scene.belt.center[1] + scene.belt.size[0] / 2
     nearest = []
     for _ in range(40):
         held = scene.parts.parts[0]

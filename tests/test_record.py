@@ -15,6 +15,7 @@ from hri.view.record import Recorder, parse_size, project, render_frame, room_ca
 from hri.scenario.load import load_scenario
 from hri.run.sim import Simulation
 from hri.run.stats import WALL_CLOCK_KEYS
+from hri.workcell.layout import Room
 from hri.workcell.world import build_world, draw_zones
 from test_cli import _one_error_line as one_error_line
 from test_cli import hri
@@ -37,9 +38,9 @@ def empty_workcell(scenario, width: int, height: int) -> np.ndarray:
     """The same camera on the room, furniture and zones only: no person, no robot."""
     client = p.connect(p.DIRECT)
     try:
-        build_world(client, scenario.data)
+        build_world(client, scenario.room, scenario.furniture)
         draw_zones(client, scenario.zones)
-        return render_frame(client, *room_camera(scenario.data["room"], width, height), width, height)
+        return render_frame(client, *room_camera(scenario.room, width, height), width, height)
     finally:
         p.disconnect(physicsClientId=client)
 
@@ -102,7 +103,7 @@ def poses():
 
 def test_frames_show_the_person_and_the_robot_where_their_poses_project(clip, poses):
     scenario, points = poses
-    camera = room_camera(scenario.data["room"], WIDTH, HEIGHT)
+    camera = room_camera(scenario.room, WIDTH, HEIGHT)
     background = empty_workcell(scenario, WIDTH, HEIGHT)
     frames = clip["seconds"]
 
@@ -138,7 +139,7 @@ def test_frames_show_the_person_and_the_robot_where_their_poses_project(clip, po
 
 def test_project_matches_the_renderer_pixel_for_pixel():
     width, height = 320, 180
-    view, projection = room_camera({"size": [8.0, 6.0], "wall_height": 1.0}, width, height)
+    view, projection = room_camera(Room((8.0, 6.0), 1.0), width, height)
     marks = {(1.0, 0.0, 0.0): (1.0, 1.0, 0.5), (0.0, 1.0, 0.0): (7.0, 5.0, 0.2), (0.0, 0.0, 1.0): (6.5, 1.0, 1.5)}
     client = p.connect(p.DIRECT)
     try:
@@ -160,7 +161,7 @@ def test_project_matches_the_renderer_pixel_for_pixel():
 
 def test_camera_frames_the_whole_room():
     for width, height in ((800, 450), (480, 270), (400, 400), (270, 480)):
-        camera = room_camera({"size": [8.0, 6.0], "wall_height": 1.0}, width, height)
+        camera = room_camera(Room((8.0, 6.0), 1.0), width, height)
         corners = np.array([(x, y, z) for x in (-0.1, 8.1) for y in (-0.1, 6.1) for z in (0.0, 1.0)])
         px = project(corners, *camera, width, height)
         assert np.all(px >= 0) and np.all(px <= (width, height))
@@ -194,7 +195,7 @@ def test_record_gif_small(tmp_path):
     scenario = load_scenario("coexistence")
     with Simulation(scenario, seed=0) as sim:
         sim.run(3.0)
-        expected = render_frame(sim.client, *room_camera(scenario.data["room"], 320, 180), 320, 180)
+        expected = render_frame(sim.client, *room_camera(scenario.room, 320, 180), 320, 180)
     mask = np.ones((180, 320), bool)
     mask[180 - 50:, :160] = False  # the overlay
     error = np.abs(frames[-1].astype(int) - expected)[mask]

@@ -9,7 +9,6 @@ import pytest
 from shapely.geometry import LineString, Point, box
 
 from hri.actor.route import WalkingArea
-from hri.base.geometry import furniture_footprint
 from hri.scenario.load import load_scenario
 
 ROOM = box(0.0, 0.0, 8.0, 6.0)
@@ -66,9 +65,12 @@ def test_no_way_around_means_straight():
 def test_collaboration_walk_that_cut_the_robot_table_goes_around_it():
     """The 100-hour benchmark's one violation: from the stop zone to the warning zone, straight
     across the robot table's corner into the stopped arm (seed 227095882, t = 1244.55 s)."""
-    data = load_scenario("collaboration").data
-    table = furniture_footprint(data["furniture"]["robot_table"])
+    scenario = load_scenario("collaboration")
+    table = scenario.furniture["robot_table"].footprint
     start, goal = (0.6283, 2.0777), (3.5957, 0.4668)
     assert LineString([start, goal]).intersects(table)  # the straight walk went over the table
-    corners = WalkingArea.from_scenario(data).route(start, goal)
+    walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
+                               [piece.footprint for piece in scenario.furniture.values()],
+                               clearance=scenario.person.clearance_m)
+    corners = walking_area.route(start, goal)
     assert min(leg.distance(table) for leg in _legs(start, corners)) >= 0.3

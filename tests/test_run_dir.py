@@ -84,8 +84,8 @@ def test_out_keeps_the_scenario_trees_includes_and_plugins(tmp_path: Path, capsy
         if relative != SCENARIO:
             assert (run / relative).read_bytes() == Path(entry["source"]).read_bytes()
     scenario = load_scenario(str(run / SCENARIO))  # hri run can load it again, trees and plug-in included
-    assert scenario.data["robot"]["reduced_velocity"] == 0.2
-    assert scenario.data["plugins"] == ["inputs/plugins/0/beep_nodes.py"]
+    assert scenario.robot.reduced_velocity == 0.2
+    assert scenario.plugins == ("inputs/plugins/0/beep_nodes.py",)
 
 
 def test_plots_of_a_run_whose_scenario_folder_was_deleted(tmp_path: Path, capsys) -> None:

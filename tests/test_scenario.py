@@ -15,7 +15,7 @@ def test_preset_loads_with_zones_areas_poses_and_trees():
     assert set(scenario.zones) == {"warning", "stop"}
     assert {"table_left", "table_right", "inspection_area"} <= set(scenario.areas)
     assert {"bench_front", "shelf_section_1", "shelf_section_2", "shelf_section_3"} <= set(scenario.poses)
-    assert scenario.tree_path("person").is_file() and scenario.tree_path("robot").is_file()
+    assert scenario.trees["person"].is_file() and scenario.trees["robot"].is_file()
     entries = scenario.blackboard_entries()
     assert {"stop_zone", "warning_zone", "reduced_velocity", "walk_stride"} <= set(entries)
 
@@ -74,8 +74,8 @@ def test_set_overrides_and_rejects_unknown_keys():
 def test_set_reaches_optional_keys_a_file_leaves_out():
     """``simulation.person_rate_hz`` is not in the presets, yet ``--set`` may give it (and is
     checked like a value in the file); a key the schema does not know stays an error."""
-    assert "person_rate_hz" not in load_scenario("coexistence").data["simulation"]
-    assert load_scenario("coexistence", ["simulation.person_rate_hz=60"]).sim("person_rate_hz") == 60
+    assert "person_rate_hz" not in PRESET.read_text()
+    assert load_scenario("coexistence", ["simulation.person_rate_hz=60"]).simulation.person_rate_hz == 60
     with pytest.raises(HriError, match=r"^--set simulation.person_rate_hz: must be positive"):
         load_scenario("coexistence", ["simulation.person_rate_hz=-1"])
     with pytest.raises(HriError, match=r"^--set simulation.rate: unknown key 'simulation.rate'$"):

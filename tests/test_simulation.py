@@ -47,15 +47,15 @@ def test_the_person_visits_all_three_zones(zone_walk_trace):
 
 def test_robot_runs_fast_in_safe_zone_slow_in_warning_and_stops_in_stop(zone_walk_trace):
     scenario, trace, stats, _ = zone_walk_trace
-    safety = scenario.data["safety"]
-    reduced = scenario.data["robot"]["reduced_velocity"]
+    safety = scenario.safety
+    reduced = scenario.robot.reduced_velocity
     fast = [f for _, z, f, _, _ in _since_entry(trace) if z == "safe"]
-    slow = [f for _, z, f, _, dt in _since_entry(trace) if z == "warning" and dt > safety["reaction_time_s"]]
-    stopped = [v for _, z, _, v, dt in _since_entry(trace) if z == "stop" and dt > safety["stopping_time_s"]]
+    slow = [f for _, z, f, _, dt in _since_entry(trace) if z == "warning" and dt > safety.reaction_time_s]
+    stopped = [v for _, z, _, v, dt in _since_entry(trace) if z == "stop" and dt > safety.stopping_time_s]
     assert max(fast) > 0.5, "the robot never ran near full speed: the test would prove nothing"
-    assert slow and max(slow) <= reduced * (1 + safety["speed_tolerance"])
+    assert slow and max(slow) <= reduced * (1 + safety.speed_tolerance)
     assert max(slow) > 0.02, "the robot should still work, slowly, in the warning zone"
-    assert stopped and max(stopped) < safety["rest_speed_m_s"]
+    assert stopped and max(stopped) < safety.rest_speed_m_s
     assert stats["protective_stops"] == 1
     assert stats["safety_violations"] == 0
     assert stats["min_separation_m"] > 0.05, "the person and the robot must not touch"

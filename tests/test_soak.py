@@ -1,5 +1,5 @@
 """The soak: 200 short seeded runs of each scenario, each with a fault injected at a time drawn
-from its seed (``hri.run.faults.random_fault``). None may end with a traceback, leave a message
+from its seed (``hri.scenario.faults.random_fault``). None may end with a traceback, leave a message
 queue behind, or end without its statistics file.
 
 Marked ``soak`` (``pytest -m soak`` runs it alone, ``-m "not soak"`` leaves it out); part of
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hri.base.errors import HriError
-from hri.run.faults import random_fault
+from hri.scenario.faults import random_fault
 from hri.base.mqueue import RunQueues, _process_alive, queue_exists
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
@@ -70,8 +70,7 @@ def test_faulty_runs_end_cleanly(name, tmp_path, created_queues, monkeypatch):
     for seed in range(RUNS):
         split = seed % SPLIT_EVERY == SPLIT_EVERY - 1
         fault = random_fault(seed, DURATION_S, split=split)
-        scenario = load_scenario(name)
-        scenario.data["faults"] = [{"kind": fault.kind, "at_s": fault.at_s, "tree": fault.tree}]
+        scenario = load_scenario(name).with_faults([{"kind": fault.kind, "at_s": fault.at_s, "tree": fault.tree}])
         out = tmp_path / f"{seed}"
         try:
             run_scenario(scenario, DURATION_S, seed=seed, out_dir=out, split=split)

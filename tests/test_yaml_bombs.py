@@ -252,8 +252,8 @@ def test_aliases_a_file_may_use_still_load_to_the_same_values(tmp_path):
     path = tmp_path / "shared.yaml"
     path.write_text(shared)
     scenario = load_scenario(str(path))
-    assert scenario.data["blackboard"]["again"] == scenario.data["zones"]["warning"]
-    assert scenario.data["blackboard"]["again"] is not scenario.data["zones"]["warning"]  # built apart
+    assert scenario.blackboard["again"] == [list(corner) for corner in scenario.zones["warning"].points]
+    assert scenario.blackboard["again"] is not scenario.document.data["zones"]["warning"]  # built apart
 
 
 def test_aliases_adding_up_to_the_bound_load(tmp_path):
@@ -262,7 +262,7 @@ def test_aliases_adding_up_to_the_bound_load(tmp_path):
     start = time.perf_counter()
     scenario = load_scenario(str(path))
     assert time.perf_counter() - start < LIMIT_S
-    assert len(scenario.data["blackboard"]["lol4"]) == 9
+    assert len(scenario.blackboard["lol4"]) == 9
     assert len(load_value(bomb_value(levels=4), "--set x")) == 5
 
 

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
-from shapely import affinity
-from shapely.geometry import Polygon, box
+from shapely.geometry import Polygon
 
 NULL_QUATERNION = (0.0, 0.0, 0.0, 0.0)
 
@@ -127,11 +126,3 @@ class Area:
 
     def __repr__(self) -> str:
         return f"Area({self.name!r}, {self.points})"
-
-
-def furniture_footprint(spec: dict) -> Polygon:
-    """A furniture entry's rectangle on the floor (size x, y, turned by ``yaw_deg`` about its centre)."""
-    cx, cy = (float(v) for v in spec["center"][:2])
-    sx, sy = (float(v) for v in spec["size"][:2])
-    rect = affinity.rotate(box(-sx / 2, -sy / 2, sx / 2, sy / 2), float(spec.get("yaw_deg", 0.0)), origin=(0.0, 0.0))
-    return affinity.translate(rect, cx, cy)

@@ -29,11 +29,10 @@ from matplotlib.patches import Patch, Polygon  # noqa: E402
 
 from hri.base.errors import HriError  # noqa: E402
 from hri.base.files import output_folder  # noqa: E402
-from hri.base.geometry import furniture_footprint  # noqa: E402
 from hri.batch.report import Batch, RunDir, config_labels  # noqa: E402
 
 if TYPE_CHECKING:
-    from hri.scenario.load import Scenario
+    from hri.scenario.model import Scenario
 
 ZONE_COLORS = {"safe": "#4caf50", "warning": "#ff9800", "stop": "#e53935"}
 ZONE_ORDER = ("safe", "warning", "stop")
@@ -76,11 +75,11 @@ def load_layout(name: str | None, overrides: dict[str, Any] | None = None) -> di
 
 def layout_of(scenario: "Scenario") -> dict[str, Any]:
     """The room, zones, furniture, robot base and person's start of a scenario."""
-    return {"room": [float(v) for v in scenario.data["room"]["size"]],
+    return {"room": list(scenario.room.size),
             "zones": {n: list(a.points) for n, a in scenario.zones.items()},
-            "furniture": scenario.data.get("furniture") or {},
-            "robot_base": scenario.data["robot"]["base"]["position"][:2],
-            "person_start": scenario.data["person"]["start"]["position"][:2]}
+            "furniture": scenario.furniture,
+            "robot_base": [scenario.robot.base.x, scenario.robot.base.y],
+            "person_start": [scenario.person.start.x, scenario.person.start.y]}
 
 
 def run_layout(path: Path, name: str | None, overrides: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -97,22 +96,14 @@ def run_layout(path: Path, name: str | None, overrides: dict[str, Any] | None = 
     return layout_of(scenario) if scenario is not None else load_layout(name, overrides)
 
 
-def _footprint(spec: dict[str, Any]) -> np.ndarray:
-    """The furniture's rectangle on the floor, as an array of its corners."""
-    return np.asarray(furniture_footprint(spec).exterior.coords[:-1])
-
-
 def _draw_layout(ax: Any, layout: dict[str, Any] | None, xs: np.ndarray, ys: np.ndarray) -> None:
     if layout:
         w, h = layout["room"]
         ax.add_patch(Polygon([[0, 0], [w, 0], [w, h], [0, h]], closed=True, fill=False, ec="black", lw=1.5))
-        for name, spec in layout["furniture"].items():
-            try:
-                ax.add_patch(Polygon(_footprint(spec), closed=True, fc="#9e9e9e", ec="#424242", alpha=0.55))
-                cx, cy = spec["center"][:2]
-                ax.annotate(name, (cx, cy), ha="center", va="center", fontsize=7)
-            except (KeyError, TypeError, ValueError):
-                continue
+        for name, piece in layout["furniture"].items():
+            corners = np.asarray(piece.footprint.exterior.coords[:-1])
+            ax.add_patch(Polygon(corners, closed=True, fc="#9e9e9e", ec="#424242", alpha=0.55))
+            ax.annotate(name, piece.center, ha="center", va="center", fontsize=7)
         for name, pts in layout["zones"].items():
             ax.add_patch(Polygon(pts, closed=True, fill=False, ec=ZONE_COLORS.get(name, "blue"), lw=2, ls="--",
                                  label=f"{name} zone"))

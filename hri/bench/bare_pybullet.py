@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
-from hri.scenario.load import Scenario, parse_pose
+from hri.scenario.model import Scenario
 
 if TYPE_CHECKING:
     from hri.robot.arm import RobotArm
@@ -52,14 +52,12 @@ class BareWorld:
 def _hold_robot(client: int, scenario: Scenario) -> tuple[int, dict]:
     """The robot URDF at its base, reset to and held at its home pose (RobotArm._command); its
     body and the motor command's arguments but the targets."""
-    from hri.robot.arm import DEFAULT_URDF, RobotConfig
+    from hri.robot.arm import DEFAULT_URDF
     from hri.robot.scene import load_arm
     from hri.robot.scene import read_joint_model
 
-    data = scenario.data
-    base = parse_pose(data["robot"]["base"])
-    config = RobotConfig.from_dict(data["robot"].get("config") or {})
-    body = load_arm(client, DEFAULT_URDF, base)
+    config = scenario.robot.config
+    body = load_arm(client, DEFAULT_URDF, scenario.robot.base)
     model = read_joint_model(client, body)
     joints = list(model.indices)
     for j, q in zip(joints, config.home):
@@ -79,22 +77,21 @@ def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
     from hri.workcell.parts import PartManager
     from hri.workcell.world import build_world, draw_zones
 
-    data = scenario.data
-    dt = 1.0 / scenario.sim("physics_rate_hz")
+    dt = 1.0 / scenario.simulation.physics_rate_hz
     client = p.connect(p.DIRECT)
     try:
         p.setTimeStep(dt, physicsClientId=client)
         p.setGravity(0, 0, -9.81, physicsClientId=client)
-        furniture = build_world(client, data)
+        furniture = build_world(client, scenario.room, scenario.furniture)
         draw_zones(client, scenario.zones)
-        start = parse_pose(data["person"]["start"])
+        start = scenario.person.start
         humanoid = HumanoidBody(client)
         heading = 0.0 if start.has_null_orientation else start.yaw
         humanoid.apply(ClipLibrary.default().rest_pose(), start.x, start.y, heading)
         robot, motors = _hold_robot(client, scenario)
         # The same parts as the simulation's at its start: Simulation spawns its seeds the same way.
         parts_seed = np.random.SeedSequence(int(seed)).spawn(5)[3]
-        parts = PartManager(client, data.get("parts") or {}, scenario.areas, furniture, data["furniture"],
+        parts = PartManager(client, scenario.parts, scenario.areas, furniture, scenario.furniture,
                             np.random.default_rng(parts_seed), lambda *a, **k: None)
         parts.connect(SimpleNamespace(body_id=robot), humanoid.body_id, lambda: start, humanoid.hand_pose, lambda: 0.0)
     except BaseException:

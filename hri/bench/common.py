@@ -18,7 +18,7 @@ from hri.bench.registry import DEFAULT_SCENARIOS
 from hri.base.errors import HriError
 
 if TYPE_CHECKING:
-    from hri.scenario.load import Scenario
+    from hri.scenario.model import Scenario
 
 Say = Callable[[str], None]
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hri.bench.common import BenchSettings, Say, load, sig, summary
 
 if TYPE_CHECKING:
-    from hri.scenario.load import Scenario
+    from hri.scenario.model import Scenario
 
 
 def run_full(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, float]:
@@ -50,7 +50,7 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
     from hri.bench.bare_pybullet import record_arm_commands
 
     scenario = load(name)
-    dt = 1.0 / scenario.sim("physics_rate_hz")
+    dt = 1.0 / scenario.simulation.physics_rate_hz
     steps = int(math.floor(settings.duration_s / dt + 1e-9))  # what Simulation.run does
     say(f"realtime: {name}: recording the arm's commands")
     commands = record_arm_commands(scenario, settings.duration_s, settings.seed)

@@ -27,7 +27,7 @@ import pybullet as p
 from hri.bench.common import BenchSettings, Say, load, sig
 
 if TYPE_CHECKING:
-    from hri.scenario.load import Scenario
+    from hri.scenario.model import Scenario
     from hri.run.sim import Simulation
 
 #: component key -> what it covers (the order of the report)

@@ -19,7 +19,7 @@ from hri.base.errors import HriError, SafetyViolation
 
 if TYPE_CHECKING:
     from hri.run.run_dir import RunRecord
-    from hri.scenario.load import Scenario
+    from hri.scenario.model import Scenario
 
 
 class _Parser(argparse.ArgumentParser):
@@ -161,13 +161,9 @@ def _run_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
     if args.scenario is None:
         raise HriError("run: give a scenario (a preset name or a .yaml path) or --from RUN_DIR")
     scenario = load_scenario(args.scenario, args.overrides)
-    if args.faults:
-        from hri.run.faults import Fault
-
-        for spec in args.faults:  # one line naming the option, before anything starts
-            Fault.parse(spec, f"--fault {spec}")
-        scenario.data["faults"] = list(scenario.data.get("faults") or []) + args.faults
-    duration = args.duration if args.duration is not None else scenario.sim("duration_s")
+    if args.faults:  # one line naming the option, before anything starts
+        scenario = scenario.with_faults(args.faults)
+    duration = args.duration if args.duration is not None else scenario.simulation.duration_s
     if duration <= 0:
         raise HriError(f"--duration: must be positive, got {duration}")
     seed = 0 if args.seed is None else args.seed
@@ -212,12 +208,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         observers.append(TreeView())
     if args.out is not None:
-        from hri.run.faults import check_split, parse_faults
+        from hri.scenario.faults import check_split
         from hri.base.files import check_output_folder
         from hri.run.run_dir import keep_inputs
 
         check_output_folder(args.out, "--out")
-        check_split(parse_faults(scenario.data.get("faults")), args.split)  # refused before anything is written
+        check_split(scenario.faults, args.split)  # refused before anything is written
         keep_inputs(args.out, scenario, record)  # before the run: a failed run says what ran too
     window = None
     if args.gui:

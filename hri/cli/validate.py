@@ -117,15 +117,14 @@ def _validate_scenario(path: Path, registry: NodeRegistry, plugins: Sequence[str
     try:
         scenario = load_scenario(str(path), check_trees=False)  # the trees are checked below, all errors
         entries = set(scenario.blackboard_entries())
-        scenario_plugins = scenario.data.get("plugins")
-        if scenario_plugins:  # the scenario's own node modules, relative to its folder
+        if scenario.plugins:  # the scenario's own node modules, relative to its folder
             registry = plugin_registry(plugins, Path.cwd())
-            load_plugins(registry, scenario_plugins, scenario.path.parent, str(path), scenario.line_of("plugins"))
+            load_plugins(registry, scenario.plugins, scenario.path.parent, str(path), scenario.line_of("plugins"))
     except HriError as err:
         return [err]
     problems: list[HriError] = []
-    for role in ("person", "robot"):
-        problems.extend(validate_tree(str(scenario.tree_path(role)), registry, entries | set(ROLE_ENTRIES[role])))
+    for role, tree in scenario.trees.items():
+        problems.extend(validate_tree(str(tree), registry, entries | set(ROLE_ENTRIES[role])))
     if not any(not is_warning(p) for p in problems):
         try:  # what the trees do with the scenario: robot targets in reach, values in range
             check_trees_against(scenario, str(path), registry)

@@ -22,7 +22,6 @@ its ``__init__``), not copied: the rerun imports it by name again.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib.util
 import json
@@ -37,7 +36,8 @@ import yaml
 
 from hri.base.errors import HriError
 from hri.base.files import plain_file_mode, write_atomic
-from hri.scenario.load import Scenario, load_scenario
+from hri.scenario.load import load_scenario
+from hri.scenario.model import Scenario
 
 MANIFEST = "manifest.json"
 SCENARIO = "scenario.yaml"
@@ -112,19 +112,16 @@ def _check_replaceable(out_dir: Path, option: str) -> None:
 
 def _copy_inputs(scenario: Scenario, staging: Path) -> tuple[dict[str, dict[str, str]], dict]:
     """Copy trees and plug-ins into ``staging``; the manifest's file entries (paths relative to
-    the run directory) and the scenario's data pointing at the copies."""
-    data = copy.deepcopy(scenario.data)  # the running scenario keeps its own paths
+    the run directory) and the scenario's document pointing at the copies."""
     files: dict[str, dict[str, str]] = {}
-    tree_files = {role: _tree_closure(scenario.tree_path(role)) for role in ("person", "robot")}
+    tree_files = {role: _tree_closure(path) for role, path in scenario.trees.items()}
     every = sorted({f for closure in tree_files.values() for f in closure})
     root = os.path.commonpath([os.path.dirname(f) for f in every])
     for source in every:
         _copy(source, staging, f"{INPUTS}/trees/{os.path.relpath(source, root)}", files)
-    for role, closure in tree_files.items():
-        data["trees"][role] = f"{INPUTS}/trees/{os.path.relpath(closure[0], root)}"
-    if data.get("plugins"):
-        data["plugins"] = _copy_plugins(scenario, staging, files)
-    return files, data
+    trees = {role: f"{INPUTS}/trees/{os.path.relpath(closure[0], root)}" for role, closure in tree_files.items()}
+    plugins = _copy_plugins(scenario, staging, files) if scenario.plugins else None
+    return files, scenario.document.for_run_directory(trees, plugins)
 
 
 def _tree_closure(path: Path) -> list[str]:
@@ -148,7 +145,7 @@ def _tree_closure(path: Path) -> list[str]:
 def _copy_plugins(scenario: Scenario, staging: Path, files: dict[str, dict[str, str]]) -> list[str]:
     """Copy each plug-in file; the scenario's ``plugins`` list, pointing at the copies."""
     specs = []
-    for i, spec in enumerate(scenario.data["plugins"]):
+    for i, spec in enumerate(scenario.plugins):
         source = (os.path.abspath(scenario.path.parent / spec.strip()) if _is_path(spec.strip())
                   else _single_file_module(spec.strip()))
         if source is None:  # a package: imported by name again (recorded in "modules")
@@ -176,7 +173,7 @@ def _single_file_module(name: str) -> str | None:
 def _named_modules(scenario: Scenario) -> dict[str, dict[str, str]]:
     """Plug-ins kept by name: their file and its SHA-256, to show what they were."""
     out = {}
-    for spec in scenario.data.get("plugins") or []:
+    for spec in scenario.plugins:
         if _is_path(spec.strip()) or _single_file_module(spec.strip()) is not None:
             continue
         found = importlib.util.find_spec(spec.strip())

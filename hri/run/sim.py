@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Protocol, Sequence
@@ -31,14 +32,15 @@ from hri.bt.node import NodeExecutionError
 from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlag
 from hri.base.errors import HriError
-from hri.run.faults import FaultInjector, FaultTargets, check_split, parse_faults
+from hri.run.faults import FaultInjector, FaultTargets
+from hri.scenario.faults import check_split
 from hri.base.geometry import Pose
 from hri.run.monitor import SafetyLimits, SafetyMonitor, zone_of
 from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager
-from hri.robot.arm import RobotArm, RobotConfig
+from hri.robot.arm import RobotArm
 from hri.net import Network
-from hri.scenario.load import Scenario, parse_pose
+from hri.scenario.model import Scenario
 from hri.run.services import SimulationServices
 from hri.run.stats import EventLog, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
@@ -128,11 +130,12 @@ class Simulation:
         self.window = window
         self.realtime = realtime
         self.split = split
-        self.dt = 1.0 / scenario.sim("physics_rate_hz")
-        self.tree_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("tree_rate_hz")))
-        self.person_every = max(1, round(scenario.sim("physics_rate_hz") / scenario.sim("person_rate_hz")))
+        rates = scenario.simulation
+        self.dt = 1.0 / rates.physics_rate_hz
+        self.tree_every = max(1, round(rates.physics_rate_hz / rates.tree_rate_hz))
+        self.person_every = max(1, round(rates.physics_rate_hz / rates.person_rate_hz))
         self.step_count = 0
-        self.trajectory_every = max(1, round(scenario.sim("physics_rate_hz") * TRAJECTORY_PERIOD_S))
+        self.trajectory_every = max(1, round(rates.physics_rate_hz * TRAJECTORY_PERIOD_S))
         self.trajectory = TrajectoryLog()
         self.events = EventLog()
         self.stats = RunStats(scenario.name, self.seed)
@@ -142,7 +145,7 @@ class Simulation:
         self._started: list[Observer] = []  # finished in close(), however the run ends
         self.view = RunView(self)
         self.trees: dict[str, TreeHost | RemoteTreeHost] = {}
-        self._faults = parse_faults(scenario.data.get("faults"))  # checked when the scenario loaded
+        self._faults = list(scenario.faults)
         check_split(self._faults, split)
         self.faults: FaultInjector | None = None
 
@@ -167,7 +170,7 @@ class Simulation:
         return self.step_count * self.dt
 
     def _setup(self) -> None:
-        data = self.scenario.data
+        scenario = self.scenario
         cleanup_stale()
         if self.out_dir is not None:  # a long run's memory stays flat: its logs go to disk
             self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -180,42 +183,43 @@ class Simulation:
             self.client = p.connect(p.DIRECT)
         p.setTimeStep(self.dt, physicsClientId=self.client)
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
-        furniture = build_world(self.client, data)
-        zones = self.scenario.zones
+        furniture = build_world(self.client, scenario.room, scenario.furniture)
+        zones = scenario.zones
         draw_zones(self.client, zones)
 
         person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
         self.queues = RunQueues().__enter__()
         link = self.actor_link = ActorLink(self.queues)
-        walking_area = WalkingArea.from_scenario(data, lambda: [box(*b) for b in self.robot.floor_footprints()])
-        self.plugin = ActorPlugin(self.client, ClipLibrary.default(), parse_pose(data["person"]["start"]),
+        walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
+                                   [piece.footprint for piece in scenario.furniture.values()],
+                                   lambda: [box(*b) for b in self.robot.floor_footprints()], scenario.person.clearance_m)
+        self.plugin = ActorPlugin(self.client, ClipLibrary.default(), scenario.person.start,
                                   link.plugin_endpoint(), walking_area=walking_area)
         self.server = ActorServer(link.server_endpoint())
-        robot_config = RobotConfig.from_dict({**(data["robot"].get("config") or {}),
-                                              "seed": int(planner_seed.generate_state(1)[0])})
-        self.robot = RobotArm(self.client, parse_pose(data["robot"]["base"]),
-                              lambda c: build_static_scene(c, data), robot_config)
+        robot_config = replace(scenario.robot.config, seed=int(planner_seed.generate_state(1)[0]))
+        self.robot = RobotArm(self.client, scenario.robot.base,
+                              lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config)
         self.called = CalledFlag(self.events.emit, self.now)
-        self.parts = PartManager(self.client, data.get("parts") or {}, self.scenario.areas, furniture,
-                                 data["furniture"], np.random.default_rng(parts_seed), self._world_events)
+        self.parts = PartManager(self.client, scenario.parts, scenario.areas, furniture,
+                                 scenario.furniture, np.random.default_rng(parts_seed), self._world_events)
         self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.plugin.hand_pose,
                            self.now)
-        self.network = Network(data.get("net") or {}, seed=int(net_seed.generate_state(1)[0]))  # checked on load
+        self.network = Network(scenario.net, seed=int(net_seed.generate_state(1)[0]))
         self.services = SimulationServices(self.network, self.server, self.robot, self.parts, self.called)
         for role, tree_seed in (("person", person_seed), ("robot", robot_seed)):
             self.trees[role] = self._start_tree(role, tree_seed)
         self.status_logs = {role: host.status_log for role, host in self.trees.items()}
 
-        limits = SafetyLimits(float(data["robot"]["reduced_velocity"]), **{
-            k: float(data["safety"][k]) for k in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s",
-                                                  "speed_tolerance")})
+        safety = scenario.safety
+        limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
+                              safety.rest_speed_m_s, safety.speed_tolerance)
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
                                      self.stats, self.events, self.dt, strict=self.strict,
                                      person_speed=self.plugin.speed_bound)
         if self._faults:
             targets = FaultTargets(self.plugin, link, self.client, self.trees)
             self.faults = FaultInjector(self._faults, targets, self.events.emit)
-        self.events.emit(0.0, "run_started", scenario=self.scenario.name, seed=self.seed)
+        self.events.emit(0.0, "run_started", scenario=scenario.name, seed=self.seed)
         for _ in range(SETUP_ROUNDS):  # discovery and subscriptions, before the first tick
             for host in self.trees.values():
                 self._take_events(host.tick(0.0, run_tree=False))
@@ -400,7 +404,7 @@ class Simulation:
                                        + node.endpoint.counts["dropped"] + node.counts["misdelivered"]
                                        + node.counts["unexpected_replies"]
                                        + sum(getattr(host, "dropped", 0) for host in self.trees.values()))
-        self.stats.count_parts(self.parts.counts, self.scenario.data.get("parts") or {})
+        self.stats.count_parts(self.parts.counts, self.scenario.parts)
         closest = self.monitor.closest_approach()
         if closest is not None:
             when = closest.pop("t")

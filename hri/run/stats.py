@@ -13,9 +13,13 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hri.base.files import Spool, write_atomic
+from hri.workcell.layout import PartsSettings
+
+if TYPE_CHECKING:
+    from hri.workcell.parts import PartCounts
 
 ZONES = ("safe", "warning", "stop")
 ROBOT_MODES = ("full", "reduced", "stopped")
@@ -92,14 +96,14 @@ class RunStats:
     parts_shelved: int = 0
     complete: bool = True
 
-    def count_parts(self, counts, config: dict[str, Any]) -> None:
+    def count_parts(self, counts: PartCounts, settings: PartsSettings) -> None:
         """Part tallies; good/bad/shelved by the surfaces the scenario names for them."""
         self.parts = {"picked_by_robot": counts.picked_by_robot, "placed_by_robot": dict(counts.placed_by_robot),
                       "taken_by_person": counts.taken_by_person, "put_by_person": dict(counts.put_by_person),
                       "delivered": counts.delivered, "collected": counts.collected}
-        self.parts_good = sum(counts.placed_by_robot.get(s, 0) for s in config.get("good_surfaces", []))
-        self.parts_bad = sum(counts.placed_by_robot.get(s, 0) for s in config.get("bad_surfaces", []))
-        self.parts_shelved = sum(counts.put_by_person.get(s, 0) for s in config.get("storage_surfaces", []))
+        self.parts_good = sum(counts.placed_by_robot.get(s, 0) for s in settings.good_surfaces)
+        self.parts_bad = sum(counts.placed_by_robot.get(s, 0) for s in settings.bad_surfaces)
+        self.parts_shelved = sum(counts.put_by_person.get(s, 0) for s in settings.storage_surfaces)
 
     def count_failure(self, event: str, fields: dict[str, Any]) -> None:
         """Count the reason of a tree's event if it tells of a failure (a finished action that

@@ -48,7 +48,7 @@ from hri.workcell.parts_service import QUERY as PARTS_QUERY, PartsClient
 from hri.robot import service as robot_service
 from hri.robot.service import RobotClient
 from hri.run.safety_link import POSE_STREAM, QUERY as SAFETY_QUERY, SafetyClient
-from hri.scenario.load import Scenario, parse_pose
+from hri.scenario.model import Scenario
 
 ROLES = ("person", "robot")
 CALL_TIMEOUT_S = 1.0  # simulated seconds a request may take before its node fails
@@ -88,11 +88,11 @@ class TreeHost:
         self._events: list[Event] = []
         self.node = Node(endpoint, clock=self.now, timeout=CALL_TIMEOUT_S, auto=False)
         self._broker = BrokerClient(self.node, broker_address)
-        self._start_pose = parse_pose(scenario.data["person"]["start"])
+        self._start_pose = scenario.person.start
         self._discoveries: dict[str, Future] = {}
         self.ready = False
         registry = default_registry()
-        load_plugins(registry, scenario.data.get("plugins"), scenario.path.parent, str(scenario.path),
+        load_plugins(registry, scenario.plugins, scenario.path.parent, str(scenario.path),
                      scenario.line_of("plugins"))
         self.blackboard = Blackboard()
         for key, value in scenario.blackboard_entries().items():
@@ -100,7 +100,7 @@ class TreeHost:
         if role == "robot":
             self.blackboard.set("human_pose", self._start_pose)
         self.ctx = TreeContext(np.random.default_rng(seed), self.now, {}, self._node_event)
-        path = str(scenario.tree_path(role))
+        path = str(scenario.trees[role])
         self.tree = load_tree(path, registry, self.ctx, self.blackboard)
         self.status_log = TreeStatusLog(role, self.tree.root, path)
         self.status_log.start(0.0, self._event)

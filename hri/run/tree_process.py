@@ -45,7 +45,6 @@ import sys
 import time
 import traceback
 from collections import deque
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -53,10 +52,12 @@ import posix_ipc
 
 from hri.bt.status import TreeStatusLog
 from hri.base.errors import HriError
+from hri.base.quiet import import_pybullet_quietly
 from hri.base.mqueue import RunQueues, cleanup_stale, receive_waiting, system_limits
 from hri.net import Frame, Kind, Network, decode_frame, encode_frame
 from hri.net.errors import CodecError
-from hri.scenario.load import Scenario
+from hri.scenario.load import scenario_from_json
+from hri.scenario.model import Scenario
 from hri.run.tree_host import TickResult, TreeHost
 
 TREE_TIMEOUT_S = float(os.environ.get("HRI_TREE_TIMEOUT_S", "30"))
@@ -154,8 +155,7 @@ class RemoteTreeHost:
         spec = {"role": role, "endpoint": self.endpoint.id, "broker": broker_address, "parent": os.getpid(),
                 "queues": {"in": to_tree.name, "out": from_tree.name},
                 "seed": {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)},
-                "scenario": {"path": str(scenario.path), "data": scenario.data, "lines": scenario.lines,
-                             "overrides": scenario.overrides}}
+                "scenario": scenario.document.to_json()}
         self.process = subprocess.Popen([sys.executable, "-m", "hri.run.tree_process"], stdin=subprocess.PIPE,
                                         close_fds=True)
         self.process.stdin.write(json.dumps(spec).encode("utf-8"))
@@ -236,9 +236,9 @@ def _status_mirror(role: str, scenario: Scenario) -> TreeStatusLog:
     from hri.bt.xml_loader import load_tree
 
     registry = default_registry()
-    load_plugins(registry, scenario.data.get("plugins"), scenario.path.parent, str(scenario.path),
+    load_plugins(registry, scenario.plugins, scenario.path.parent, str(scenario.path),
                  scenario.line_of("plugins"))
-    path = str(scenario.tree_path(role))
+    path = str(scenario.trees[role])
     tree = load_tree(path, registry, TreeContext(np.random.default_rng(0), lambda: 0.0), Blackboard())
     return TreeStatusLog(role, tree.root, path)
 
@@ -289,8 +289,8 @@ def main() -> int:
     pipe = Pipe(inbox, outbox, lambda: os.getppid() == parent, f"the simulation (pid {parent})", None)
     try:
         endpoint = PipeEndpoint(int(spec["endpoint"]), pipe)
-        scenario = Scenario(Path(spec["scenario"]["path"]), spec["scenario"]["data"], spec["scenario"]["lines"],
-                            spec["scenario"]["overrides"])
+        import_pybullet_quietly()  # the scenario's robot settings are read by hri.robot.arm: no banner on stderr
+        scenario = scenario_from_json(spec["scenario"])
         seed = np.random.SeedSequence(spec["seed"]["entropy"], spawn_key=spec["seed"]["spawn_key"])
         host = TreeHost(role, scenario, endpoint, int(spec["broker"]), seed)
         pipe.send(_control("ready"))

@@ -1,8 +1,10 @@
-"""Scenario files: loading, ``--set`` overrides, validation, and the typed view the run uses.
+"""Scenario files: loading, ``--set`` overrides, and the checks that build the typed scenario.
 
 A scenario is a YAML file (see ``scenarios/coexistence.yaml``): the world layout, the safety
 zones, named areas and poses for the trees, which trees drive the person and the robot, and
-parameters. Every problem is reported as ``FILE:LINE: message`` (:class:`hri.base.errors.HriError`).
+parameters. :func:`load_scenario` reads it and builds a :class:`~hri.scenario.model.Scenario`
+once, checking every value on the way; every problem is reported as ``FILE:LINE: message``
+(:class:`hri.base.errors.HriError`).
 """
 
 from __future__ import annotations
@@ -10,9 +12,8 @@ from __future__ import annotations
 import difflib
 import importlib.resources
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 from shapely.geometry import MultiPoint, Polygon
@@ -22,6 +23,16 @@ from hri.base.errors import HriError
 from hri.base.geometry import Area, Pose, yaw_quaternion
 from hri.base.yaml_values import check_collections, compose, load_value, scalar_value
 from hri.base.numbers import is_number
+from hri.actor.route import CLEARANCE_M
+from hri.scenario.document import Document
+from hri.scenario.faults import Fault, parse_faults
+from hri.scenario.model import ROLES, PersonSetup, RobotSetup, SafetySettings, Scenario, SimulationSettings
+from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
+from hri.workcell.layout import Room
+
+if TYPE_CHECKING:
+    from hri.net.quality import NetworkQuality
+    from hri.robot.arm import RobotConfig
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -41,8 +52,8 @@ _SCHEMA: dict[str, Any] = {
     "trees": {"person": str, "robot": str},
     "blackboard": "any",
     "plugins": list,
-    "net": "any",  # checked by hri.net.NetworkQuality when the run starts
-    "faults": "any",  # checked by hri.run.faults.parse_faults
+    "net": "any",  # checked by hri.net.NetworkQuality
+    "faults": "any",  # checked by hri.scenario.faults.parse_faults
     "parts": {"size": list, "mass": float, "color": list, "grasp_distance": float, "person_reach": float,
               "person_put_distance": float, "person_put_spread": float, "feeders": list, "sinks": list, "good_surfaces": list, "bad_surfaces": list, "storage_surfaces": list},
     "safety": {"reaction_time_s": float, "stopping_time_s": float, "rest_speed_m_s": float,
@@ -58,8 +69,6 @@ _REQUIRED_IN = {
     "trees": ("person", "robot"),
     "safety": ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"),
 }
-#: optional ``simulation`` keys: the person is animated at this rate while away from the robot
-SIMULATION_DEFAULTS = {"person_rate_hz": 20.0}
 _REQUIRED = ("name", "simulation", "room", "robot", "person", "zones", "trees", "safety")
 
 
@@ -116,78 +125,6 @@ def _read_with_lines(text: str, file: str) -> tuple[dict, dict[str, int]]:
         return scalar_value(n, file)
 
     return build(node, ""), lines
-
-
-@dataclass
-class Scenario:
-    """A validated scenario: raw values for the parts each module reads, and typed views."""
-
-    path: Path
-    data: dict
-    lines: dict[str, int] = field(default_factory=dict)
-    overrides: list[str] = field(default_factory=list)
-    """The dotted keys set by ``--set``: a problem in one is reported as that option."""
-
-    # --- typed views -------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.data["name"]
-
-    def sim(self, key: str) -> float:
-        return float(self.data["simulation"].get(key, SIMULATION_DEFAULTS.get(key)))
-
-    @property
-    def zones(self) -> dict[str, Area]:
-        return {name: Area(pts, name) for name, pts in self.data["zones"].items()}
-
-    @property
-    def areas(self) -> dict[str, Area]:
-        return {name: Area(pts, name) for name, pts in (self.data.get("areas") or {}).items()}
-
-    @property
-    def poses(self) -> dict[str, Pose]:
-        return {name: parse_pose(spec) for name, spec in (self.data.get("poses") or {}).items()}
-
-    def tree_path(self, role: str) -> Path:
-        return (self.path.parent / self.data["trees"][role]).resolve()
-
-    def blackboard_entries(self) -> dict[str, Any]:
-        """What both trees find on their blackboards at start."""
-        entries: dict[str, Any] = {}
-        for name, area in self.zones.items():
-            entries[f"{name}_zone"] = area
-        entries.update(self.areas)
-        entries.update(self.poses)
-        entries["reduced_velocity"] = float(self.data["robot"]["reduced_velocity"])
-        entries["walk_stride"] = float(self.data["person"]["walk_stride_m"])
-        entries.update(self.data.get("blackboard") or {})
-        return entries
-
-    def override_of(self, dotted: str) -> str | None:
-        """The ``--set`` key that gave ``dotted`` (or a part of it, or a mapping holding it)."""
-        for key in reversed(self.overrides):
-            if dotted == key or dotted.startswith((f"{key}.", f"{key}[")) or key.startswith(f"{dotted}."):
-                return key
-        return None
-
-    def error(self, message: str, file: str, dotted: str, *related: str) -> HriError:
-        """``FILE:LINE: message`` at ``dotted``, or ``--set KEY: message`` when ``dotted`` or a
-        ``related`` key (the other side of a check, e.g. the zone that must hold it) came from
-        ``--set``: the file's line would point at a value that is not the one in use."""
-        for key in (dotted, *related):
-            option = self.override_of(key) if key else None
-            if option:
-                for prefix in (f"{option}: ", f"{option} ", f"'{option}' "):  # named once, by the option
-                    message = message.removeprefix(prefix)
-                return HriError(f"--set {option}: {message}")
-        return HriError(message, file, self.line_of(dotted))
-
-    def line_of(self, dotted: str) -> int | None:
-        while dotted:
-            if dotted in self.lines:
-                return self.lines[dotted]
-            dotted = dotted.rsplit(".", 1)[0] if "." in dotted else ""
-        return None
 
 
 def parse_pose(spec: Any) -> Pose:
@@ -257,7 +194,7 @@ def _schema_knows(parts: list[str]) -> bool:
 
 
 def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_trees: bool = True) -> Scenario:
-    """Load, override and validate a scenario; with ``check_trees`` also its tree files
+    """Load, override, check and build a scenario; with ``check_trees`` also check its tree files
     (:func:`hri.scenario.trees.validate_trees`), so a run fails before the simulation starts."""
     path = resolve_scenario_path(name_or_path)
     shown = name_or_path if not (name_or_path in PRESETS) else str(path)
@@ -267,8 +204,7 @@ def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_t
         raise HriError(f"cannot read scenario: {err}", shown) from None
     data, lines = _load_with_lines(text, shown)
     keys = [apply_override(data, assignment, lines) for assignment in overrides or []]
-    scenario = Scenario(path, data, lines, keys)
-    validate(scenario, shown)
+    scenario = build_scenario(Document(path, data, lines, keys), shown)
     if check_trees:
         from hri.scenario.trees import validate_trees
 
@@ -276,12 +212,19 @@ def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_t
     return scenario
 
 
-def validate(scenario: Scenario, file: str) -> None:
-    """Raise HriError on the first problem (unknown key, wrong type, bad geometry, missing file)."""
-    data = scenario.data
+def scenario_from_json(spec: dict[str, Any]) -> Scenario:
+    """The scenario of :meth:`Document.to_json` built again (in a tree's own process)."""
+    document = Document(Path(spec["path"]), spec["data"], spec["lines"], spec["overrides"])
+    return build_scenario(document, str(document.path))
 
-    def fail(message: str, dotted: str, *related: str) -> None:
-        raise scenario.error(message, file, dotted, *related)
+
+def build_scenario(document: Document, file: str) -> Scenario:
+    """The typed scenario of ``document``; HriError on the first problem (unknown key, wrong
+    type, bad geometry, missing file), at its line in ``file``."""
+    data = document.data
+
+    def fail(message: str, dotted: str, *related: str) -> NoReturn:
+        raise document.error(message, file, dotted, *related)
 
     for key in _REQUIRED:
         if key not in data:
@@ -295,44 +238,57 @@ def validate(scenario: Scenario, file: str) -> None:
         if data.get(section) is not None and not isinstance(data[section], dict):
             fail(f"'{section}' must be a mapping, got {data[section]!r}", section)
     _validate_numbers(data, fail)
-    room = _validate_room(data, fail)
-    for section in ("zones", "areas"):
-        for name, points in (data.get(section) or {}).items():
-            try:
-                _area(points, name)
-            except ValueError as err:
-                fail(f"{section}.{name}: {err}", f"{section}.{name}")
-    for name, spec in (data.get("poses") or {}).items():
-        try:
-            parse_pose(spec)
-        except ValueError as err:
-            fail(f"poses.{name}: {err}", f"poses.{name}")
-    for key in ("robot.base", "person.start"):
-        section, sub = key.split(".")
-        try:
-            parse_pose(data[section][sub])
-        except (ValueError, KeyError) as err:
-            fail(f"{key}: {err}", key)
-    _validate_robot_config(data["robot"].get("config"), fail)
-    _validate_net(data.get("net"), fail)
-    _validate_faults(data.get("faults"), fail)
-    _validate_parts(data, fail)
-    _validate_layout(scenario, room, fail)
-    for role in ("person", "robot"):
-        if not scenario.tree_path(role).is_file():  # relative to the scenario's folder: say where we looked
-            fail(f"trees.{role}: no such file '{data['trees'][role]}' ({scenario.tree_path(role)})", f"trees.{role}")
+    room = _read_room(data["room"], fail)
+    zones, areas = ({name: _read_area(section, name, points, fail) for name, points in (data.get(section) or {}).items()}
+                    for section in ("zones", "areas"))
+    poses = {name: _read_pose(f"poses.{name}", spec, fail) for name, spec in (data.get("poses") or {}).items()}
+    base = _read_pose("robot.base", data["robot"]["base"], fail)
+    start = _read_pose("person.start", data["person"]["start"], fail)
+    robot_config = _read_robot_config(data["robot"].get("config"), fail)
+    net = _read_net(data.get("net"), fail)
+    faults = _read_faults(data.get("faults"), fail)
+    check_workcell(data, fail)
+    _validate_layout(room, zones, areas, {**{f"poses.{k}": v for k, v in poses.items()},
+                                          "robot.base": base, "person.start": start}, fail)
+    trees = {role: (document.path.parent / data["trees"][role]).resolve() for role in ROLES}
+    for role in ROLES:
+        if not trees[role].is_file():  # relative to the scenario's folder: say where we looked
+            fail(f"trees.{role}: no such file '{data['trees'][role]}' ({trees[role]})", f"trees.{role}")
+    simulation, robot, person, safety = data["simulation"], data["robot"], data["person"], data["safety"]
+    return Scenario(
+        path=document.path, name=data["name"],
+        simulation=SimulationSettings(**{key: float(value) for key, value in simulation.items()}),
+        room=room, furniture=read_furniture(data, fail),
+        robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config),
+        person=PersonSetup(start, float(person["walk_stride_m"]), float(person.get("clearance_m", CLEARANCE_M))),
+        zones=zones, areas=areas, poses=poses, trees=trees,
+        safety=SafetySettings(**{key: float(safety[key]) for key in _SCHEMA["safety"]}),
+        net=net, parts=read_parts(data, fail), faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
+        plugins=tuple(data.get("plugins") or ()), document=document)
 
 
-def _validate_faults(faults: Any, fail) -> None:
-    from hri.run.faults import parse_faults
-
+def _read_pose(key: str, spec: Any, fail: Fail) -> Pose:
     try:
-        parse_faults(faults)
+        return parse_pose(spec)
+    except ValueError as err:
+        fail(f"{key}: {err}", key)
+
+
+def _read_area(section: str, name: str, points: Any, fail: Fail) -> Area:
+    try:
+        return _area(points, name)
+    except ValueError as err:
+        fail(f"{section}.{name}: {err}", f"{section}.{name}")
+
+
+def _read_faults(faults: Any, fail: Fail) -> list[Fault]:
+    try:
+        return parse_faults(faults)
     except HriError as err:
         fail(err.message, err.message.split(":", 1)[0].split("[", 1)[0])
 
 
-def _validate_numbers(data: dict, fail) -> None:
+def _validate_numbers(data: dict, fail: Fail) -> None:
     """Ranges of the scalar parameters (their types are checked by the schema)."""
     for key in ("duration_s", "physics_rate_hz", "tree_rate_hz", "person_rate_hz"):
         if key in data["simulation"] and float(data["simulation"][key]) <= 0:
@@ -348,34 +304,33 @@ def _validate_numbers(data: dict, fail) -> None:
             fail(f"safety.{key} must not be negative", f"safety.{key}")
 
 
-def _validate_room(data: dict, fail) -> Area:
-    """The room's floor as an area: ``room.size`` is [x, y], both positive."""
-    size = data["room"].get("size")
+def _read_room(room: dict, fail: Fail) -> Room:
+    """``room``: its ``size`` is [x, y], both positive."""
+    size = room.get("size")
     if not isinstance(size, list) or len(size) != 2 or not all(is_number(v) and v > 0 for v in size):
         fail(f"room.size must be two positive numbers [x, y] in metres, got {size!r}", "room.size")
-    if "wall_height" in data["room"] and float(data["room"]["wall_height"]) < 0:
+    if "wall_height" in room and float(room["wall_height"]) < 0:
         fail("room.wall_height must not be negative", "room.wall_height")
     x, y = (float(v) for v in size)
-    return Area([(0, 0), (x, 0), (x, y), (0, y)], "room")
+    return Room((x, y), float(room["wall_height"])) if "wall_height" in room else Room((x, y))
 
 
-def _validate_layout(scenario: Scenario, room: Area, fail) -> None:
-    """Zones nest (stop inside warning inside the room); areas and poses lie in the room."""
-    data = scenario.data
-    zones = scenario.zones
+def _validate_layout(room: Room, zones: dict[str, Area], areas: dict[str, Area], places: dict[str, Pose],
+                     fail: Fail) -> None:
+    """Zones nest (stop inside warning inside the room); areas and ``places`` (poses by their
+    keys) lie in the room."""
+    width, depth = room.size
+    floor = Area([(0, 0), (width, 0), (width, depth), (0, depth)], "room")
     if not _holds(zones["warning"], zones["stop"]):
         fail("zones.stop must lie inside zones.warning", "zones.stop", "zones.warning")
-    if not _holds(room, zones["warning"]):
+    if not _holds(floor, zones["warning"]):
         fail("zones.warning must lie inside the room", "zones.warning", "room.size")
-    width, depth = room.points[2]
     where = f"the room (0..{width:g} x 0..{depth:g} m)"
-    for name, area in scenario.areas.items():
-        if not _holds(room, area):
+    for name, area in areas.items():
+        if not _holds(floor, area):
             fail(f"areas.{name} must lie inside {where}", f"areas.{name}", "room.size")
-    places = {f"poses.{name}": pose for name, pose in scenario.poses.items()}
-    places.update({"robot.base": parse_pose(data["robot"]["base"]), "person.start": parse_pose(data["person"]["start"])})
     for key, pose in places.items():
-        if not room.contains(pose.x, pose.y):
+        if not floor.contains(pose.x, pose.y):
             fail(f"{key} must lie inside {where}, is at ({pose.x:g}, {pose.y:g})", key, "room.size")
 
 
@@ -399,61 +354,38 @@ def _area(points: Any, name: str) -> Area:
     return Area(corners, name)
 
 
-def _validate_robot_config(config: Any, fail) -> None:
+def _read_robot_config(config: Any, fail: Fail) -> RobotConfig:
     """``robot.config``: the arm's parameters (:class:`hri.robot.arm.RobotConfig`)."""
     from dataclasses import fields
 
     from hri.robot.arm import RobotConfig, parse_parameter
 
     if config is None:
-        return
+        return RobotConfig()
     if not isinstance(config, dict):
         fail(f"'robot.config' must be a mapping, got {config!r}", "robot.config")
     known = {f.name for f in fields(RobotConfig)}
+    values = {}
     for name, value in config.items():
         key = f"robot.config.{name}"
         if name not in known:
             fail(f"unknown key '{key}' (known: {', '.join(sorted(known))})", key)
         try:
-            parse_parameter(name, value)
+            values[name] = parse_parameter(name, value)
         except ValueError as err:
             fail(f"{key} {err}", key)
+    return RobotConfig(**values)
 
 
-def _validate_net(net: Any, fail) -> None:
-    """``net``: the network qualities, checked as the run will (:mod:`hri.net.quality`)."""
+def _read_net(net: Any, fail: Fail) -> NetworkQuality:
+    """``net``: the network qualities (:mod:`hri.net.quality`)."""
     from hri.net.errors import ConfigError
     from hri.net.quality import NetworkQuality
 
     try:
-        NetworkQuality.from_dict(net)
+        return NetworkQuality.from_dict(net)
     except ConfigError as err:  # its message starts with the key path: "net.safety.loss: ..."
         fail(err.message, err.message.split(":", 1)[0])
-
-
-def _validate_parts(data: dict, fail) -> None:
-    furniture = data.get("furniture") or {}
-    for name, spec in furniture.items():
-        kind = spec.get("kind") if isinstance(spec, dict) else None
-        if kind not in ("box", "shelf", "conveyor"):
-            fail(f"furniture.{name}: unknown kind {kind!r} (box, shelf, conveyor)", f"furniture.{name}")
-        if kind == "conveyor" and not is_number(spec.get("speed")):
-            fail(f"furniture.{name}: a conveyor needs a numeric 'speed' (m/s)", f"furniture.{name}")
-    parts = data.get("parts") or {}
-    for i, feeder in enumerate(parts.get("feeders", [])):
-        if not isinstance(feeder, dict) or feeder.get("area") not in (data.get("areas") or {}):
-            fail(f"parts.feeders[{i}]: 'area' must name one of the scenario's areas", "parts.feeders")
-        if not is_number(feeder.get("surface_z")):
-            fail(f"parts.feeders[{i}]: 'surface_z' (height the parts lie on) must be a number", "parts.feeders")
-    for i, sink in enumerate(parts.get("sinks", [])):
-        if not isinstance(sink, dict) or sink.get("area") not in (data.get("areas") or {}):
-            fail(f"parts.sinks[{i}]: 'area' must name one of the scenario's areas", "parts.sinks")
-        if not is_number(sink.get("after_s")) or sink["after_s"] < 0:
-            fail(f"parts.sinks[{i}]: 'after_s' must be a number of seconds >= 0", "parts.sinks")
-    for key in ("good_surfaces", "bad_surfaces", "storage_surfaces"):
-        for name in parts.get(key, []):
-            if name not in furniture:
-                fail(f"parts.{key}: '{name}' is not a piece of furniture", f"parts.{key}")
 
 
 def _points(value: Any) -> list[tuple[float, float]]:
@@ -462,7 +394,7 @@ def _points(value: Any) -> list[tuple[float, float]]:
     return [(float(x), float(y)) for x, y in value]
 
 
-def _check_schema(data: dict, schema: dict, prefix: str, fail) -> None:
+def _check_schema(data: dict, schema: dict, prefix: str, fail: Fail) -> None:
     if not isinstance(data, dict):
         fail(f"'{prefix}' must be a mapping", prefix)
     for key, value in data.items():

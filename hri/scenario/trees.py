@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hri.base.errors import HriError
-from hri.scenario.load import Scenario, parse_pose
+from hri.scenario.model import ROLES, Scenario
 
 
 def validate_trees(scenario: Scenario, file: str) -> None:
@@ -24,9 +24,9 @@ def validate_trees(scenario: Scenario, file: str) -> None:
     from hri.bt.xml_loader import validate_file
 
     registry = default_registry()
-    load_plugins(registry, scenario.data.get("plugins"), scenario.path.parent, file, scenario.line_of("plugins"))
-    for role in ("person", "robot"):
-        errors = validate_file(str(scenario.tree_path(role)), registry)
+    load_plugins(registry, scenario.plugins, scenario.path.parent, file, scenario.line_of("plugins"))
+    for role in ROLES:
+        errors = validate_file(str(scenario.trees[role]), registry)
         if errors:
             raise errors[0]
     check_trees_against(scenario, file, registry)
@@ -36,7 +36,7 @@ def check_trees_against(scenario: Scenario, file: str, registry) -> None:
     """What only the scenario and its (valid) trees together tell: see :func:`validate_trees`."""
     from hri.bt.xml_loader import select_tree
 
-    documents = {role: select_tree(str(scenario.tree_path(role))) for role in ("person", "robot")}
+    documents = {role: select_tree(str(scenario.trees[role])) for role in ROLES}
     _check_robot_reach(scenario, file, *documents["robot"], registry)
     for main, trees in documents.values():
         _check_blackboard_values(scenario, file, trees, registry)
@@ -55,7 +55,7 @@ def _check_robot_reach(scenario: Scenario, file: str, main: str, trees: dict, re
     from hri.robot.nodes import arm_targets
 
     shoulder_height, reach = arm_reach()
-    base = parse_pose(scenario.data["robot"]["base"])
+    base = scenario.robot.base
     keys, literals = arm_targets(trees, main, registry)
     places = {f"areas.{k}": area.points for k, area in scenario.areas.items() if k in keys}
     places.update({f"poses.{k}": [(pose.x, pose.y)] for k, pose in scenario.poses.items() if k in keys})
@@ -82,7 +82,7 @@ def _check_blackboard_values(scenario: Scenario, file: str, trees: dict, registr
     from hri.bt.keys import node_id_of, port_refusal
     from hri.bt.ports import PortError, reference_key
 
-    values = scenario.data.get("blackboard") or {}
+    values = scenario.blackboard
     for element in _elements(trees.values()):
         for attr, text in element.attrib.items():
             try:

@@ -109,10 +109,11 @@ class LiveView:
         return window_lost()
 
     def start(self, run: RunView) -> None:
-        sx, sy = (float(v) for v in run.scenario.data["room"]["size"])
+        room = run.scenario.room
+        sx, sy = room.size
         p.resetDebugVisualizerCamera(max(sx, sy) * 0.85, 35, -45, (sx / 2, sy / 2, 0.0),
                                      physicsClientId=run.client)
-        self._anchor = (sx * 0.05, sy * 0.95, float(run.scenario.data["room"]["wall_height"]) + 0.3)
+        self._anchor = (sx * 0.05, sy * 0.95, room.wall_height + 0.3)
         self._every = max(1, round(OVERLAY_PERIOD_S / run.dt))
         self._update(run)
 

@@ -34,6 +34,7 @@ from PIL import GifImagePlugin, Image, ImageDraw, ImageFont
 
 from hri.base.errors import HriError
 from hri.base.files import check_writable, hidden_file, plain_file_mode
+from hri.workcell.layout import Room
 from hri.workcell.world import WALL_THICKNESS
 
 if TYPE_CHECKING:
@@ -154,10 +155,9 @@ def camera_matrices(room_size: tuple[float, float], width: int, height: int, wal
     return _flat(view), _flat(projection)
 
 
-def room_camera(room: dict, width: int, height: int) -> tuple[list[float], list[float]]:
-    """:func:`camera_matrices` for a scenario's ``room`` section (its size and wall height)."""
-    wall_height = float(room.get("wall_height", 1.0))
-    return camera_matrices(tuple(room["size"]), width, height, wall_height, max(FRAMED_HEIGHT_M, wall_height))
+def room_camera(room: Room, width: int, height: int) -> tuple[list[float], list[float]]:
+    """:func:`camera_matrices` for a scenario's room (its size and wall height)."""
+    return camera_matrices(room.size, width, height, room.wall_height, max(FRAMED_HEIGHT_M, room.wall_height))
 
 
 def _fitting_distance(corners: np.ndarray, target: np.ndarray, direction: np.ndarray,
@@ -386,8 +386,7 @@ class Recorder:
     def start(self, run: RunView) -> None:
         from tqdm import tqdm
 
-        room = run.scenario.data["room"]
-        self._camera = room_camera(room, *self.size)
+        self._camera = room_camera(run.scenario.room, *self.size)
         fd, tmp = hidden_file(self.path, self.path.suffix)
         os.close(fd)
         self._tmp = Path(tmp)

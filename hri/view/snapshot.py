@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     scenario = load_scenario(args.scenario)
-    view, projection = room_camera(scenario.data["room"], WIDTH, HEIGHT)
+    view, projection = room_camera(scenario.room, WIDTH, HEIGHT)
     with Simulation(scenario, seed=args.seed) as sim:
         sim.run(args.time)
         image = render_frame(sim.client, view, projection, WIDTH, HEIGHT)

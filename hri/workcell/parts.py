@@ -16,7 +16,7 @@ something looks at it (:meth:`PartManager.place_riders`: a query of this manager
 kinematic on a static belt, it pushes nothing, and putting it there every step cost 2 µs
 per part and step.
 
-The scenario's ``parts`` section configures this (see docs/scenarios.md); scenarios without it
+The scenario's ``parts`` section configures this (:class:`~hri.workcell.layout.PartsSettings`, docs/scenarios.md); scenarios without it
 have no parts.
 """
 
@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pybullet as p
 
 from hri.base.geometry import Area, Pose
+from hri.workcell.layout import Furniture, PartsSettings
 
 REFILL_EVERY = 120  # physics steps between feeder and sink checks
 PARKING = (1000.0, 0.0, -100.0)  # where the bodies of parts taken away wait, one metre apart, out of every view and query
@@ -104,29 +105,28 @@ class PartCounts:
 class PartManager:
     """All parts of one run: spawning, carrying, putting down, conveying."""
 
-    def __init__(self, client: int, config: dict[str, Any], areas: dict[str, Area],
-                 furniture: dict[str, int], furniture_specs: dict[str, Any], rng: np.random.Generator,
+    def __init__(self, client: int, settings: PartsSettings, areas: dict[str, Area],
+                 furniture: dict[str, int], furniture_specs: Mapping[str, Furniture], rng: np.random.Generator,
                  events: Callable[..., None]):
         self.client = client
         self.dt = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
-        self.size = tuple(float(v) for v in config.get("size", (0.06, 0.06, 0.06)))
+        self.size = settings.size
         self.half = tuple(v / 2 for v in self.size)
-        self.mass = float(config.get("mass", 0.3))
-        self.color = tuple(config.get("color", (0.2, 0.45, 0.85, 1.0)))
-        self.grasp_distance = float(config.get("grasp_distance", 0.04))
-        self.reach = float(config.get("person_reach", 1.0))
-        self.put_distance = float(config.get("person_put_distance", 0.7))
-        self.put_spread = float(config.get("person_put_spread", 0.25))
+        self.mass = settings.mass
+        self.color = settings.color
+        self.grasp_distance = settings.grasp_distance
+        self.reach = settings.person_reach
+        self.put_distance = settings.person_put_distance
+        self.put_spread = settings.person_put_spread
         self.rng = rng
         self.events = events
         self.surface_names = {body: name for name, body in furniture.items()}
-        self.feeders = [Feeder(_inset(areas[f["area"]], max(self.half[:2])), float(f["surface_z"]),
-                               int(f.get("keep", 1)), float(f.get("min_spacing", 0.1)))
-                        for f in config.get("feeders", [])]
+        self.feeders = [Feeder(_inset(areas[f.area], max(self.half[:2])), f.surface_z, f.keep, f.min_spacing)
+                        for f in settings.feeders]
         self._steps = 0
-        self.sinks = [Sink(areas[k["area"]], float(k["after_s"])) for k in config.get("sinks", [])]
-        self.conveyors = [self._conveyor(name, furniture[name], furniture_specs[name])
-                          for name, spec in furniture_specs.items() if spec["kind"] == "conveyor"]
+        self.sinks = [Sink(areas[k.area], k.after_s) for k in settings.sinks]
+        self.conveyors = [self._conveyor(furniture[name], piece)
+                          for name, piece in furniture_specs.items() if piece.kind == "conveyor"]
         self.parts: list[Part] = []
         self.counts = PartCounts()
         self._numbers = 0
@@ -142,11 +142,11 @@ class PartManager:
         self.now: Callable[[], float] = lambda: 0.0
 
     @staticmethod
-    def _conveyor(name: str, body: int, spec: dict[str, Any]) -> Conveyor:
-        sx, sy, sz = spec["size"]
-        yaw = math.radians(float(spec.get("yaw_deg", 0.0)))
-        return Conveyor(name, body, tuple(spec["center"]), sx / 2, sy / 2, sz, (math.cos(yaw), math.sin(yaw)),
-                        float(spec["speed"]))
+    def _conveyor(body: int, piece: Furniture) -> Conveyor:
+        sx, sy, sz = piece.size
+        yaw = math.radians(piece.yaw_deg)
+        return Conveyor(piece.name, body, piece.center, sx / 2, sy / 2, sz, (math.cos(yaw), math.sin(yaw)),
+                        piece.speed)
 
     def connect(self, robot, person_body: int, person_pose: Callable[[], Pose], hand_pose: Callable[[], tuple],
                 now: Callable[[], float]) -> None:

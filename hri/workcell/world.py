@@ -8,13 +8,14 @@ get the same obstacles in its private PyBullet client.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 import pybullet as p
 import shapely
 
 from hri.base.geometry import Area, yaw_quaternion
+from hri.workcell.layout import Furniture, Room
 
 WALL_THICKNESS = 0.1
 ZONE_COLORS = {"warning": (1.0, 0.75, 0.1, 0.55), "stop": (0.9, 0.15, 0.1, 0.6)}
@@ -42,7 +43,7 @@ def _compound(client: int, parts: list[tuple[tuple[float, float, float], tuple[f
     return p.createMultiBody(0.0, collision, visual, base, yaw_quaternion(yaw), physicsClientId=client)
 
 
-def _shelf_parts(size: list[float], sections: int, boards: list[float]) -> list:
+def _shelf_parts(size: tuple[float, float, float], sections: int, boards: tuple[float, ...]) -> list:
     """Back panel, side panels between sections, and boards; open towards the body's +x."""
     depth, width, height = size
     t = 0.02
@@ -55,27 +56,23 @@ def _shelf_parts(size: list[float], sections: int, boards: list[float]) -> list:
     return parts
 
 
-def build_furniture(client: int, furniture: dict[str, Any]) -> dict[str, int]:
+def build_furniture(client: int, furniture: Mapping[str, Furniture]) -> dict[str, int]:
     bodies = {}
-    for name, spec in furniture.items():
-        color = tuple(spec.get("color", (0.6, 0.6, 0.6, 1.0)))
-        yaw = math.radians(float(spec.get("yaw_deg", 0.0)))
-        cx, cy = spec["center"]
-        if spec["kind"] in ("box", "conveyor"):  # a conveyor is a box whose top moves parts (hri.workcell.parts)
-            sx, sy, sz = spec["size"]
-            base = float(spec.get("base_z", 0.0))
-            bodies[name] = _box(client, (sx / 2, sy / 2, sz / 2), (cx, cy, base + sz / 2), color, yaw)
-        elif spec["kind"] == "shelf":
-            parts = _shelf_parts(spec["size"], int(spec["sections"]), spec["boards"])
-            bodies[name] = _compound(client, parts, (cx, cy, 0.0), yaw, color)
-        else:
-            raise ValueError(f"furniture '{name}': unknown kind '{spec['kind']}'")
+    for name, piece in furniture.items():
+        yaw = math.radians(piece.yaw_deg)
+        cx, cy = piece.center
+        if piece.kind in ("box", "conveyor"):  # a conveyor is a box whose top moves parts (hri.workcell.parts)
+            sx, sy, sz = piece.size
+            bodies[name] = _box(client, (sx / 2, sy / 2, sz / 2), (cx, cy, piece.base_z + sz / 2), piece.color, yaw)
+        else:  # a shelf
+            parts = _shelf_parts(piece.size, piece.sections, piece.boards)
+            bodies[name] = _compound(client, parts, (cx, cy, 0.0), yaw, piece.color)
     return bodies
 
 
-def build_room(client: int, room: dict[str, Any]) -> list[int]:
-    sx, sy = room["size"]
-    h = float(room["wall_height"])
+def build_room(client: int, room: Room) -> list[int]:
+    sx, sy = room.size
+    h = room.wall_height
     t = WALL_THICKNESS
     floor = _box(client, (sx / 2, sy / 2, 0.01), (sx / 2, sy / 2, -0.01), FLOOR_COLOR)
     wall = (0.9, 0.9, 0.88, 1.0)
@@ -88,15 +85,15 @@ def build_room(client: int, room: dict[str, Any]) -> list[int]:
     return [floor, *walls]
 
 
-def build_static_scene(client: int, scenario_data: dict[str, Any]) -> list[int]:
+def build_static_scene(client: int, room: Room, furniture: Mapping[str, Furniture]) -> list[int]:
     """Floor, walls and furniture; returns their body ids (the robot's obstacles)."""
-    return build_room(client, scenario_data["room"]) + list(build_furniture(client, scenario_data["furniture"]).values())
+    return build_room(client, room) + list(build_furniture(client, furniture).values())
 
 
-def build_world(client: int, scenario_data: dict[str, Any]) -> dict[str, int]:
+def build_world(client: int, room: Room, furniture: Mapping[str, Furniture]) -> dict[str, int]:
     """Floor, walls and furniture; returns the furniture's body ids by name."""
-    build_room(client, scenario_data["room"])
-    return build_furniture(client, scenario_data["furniture"])
+    build_room(client, room)
+    return build_furniture(client, furniture)
 
 
 def draw_zones(client: int, zones: dict[str, Area]) -> list[int]:

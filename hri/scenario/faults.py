@@ -1,0 +1,76 @@
+"""The faults a scenario asks for: which kind, at which simulated time, in which tree.
+
+A scenario's optional ``faults`` list (or ``hri run --fault KIND@SECONDS``) names them; what
+each kind does to a run is :mod:`hri.run.faults`. :func:`random_fault` draws one from a seed
+(``tests/test_soak.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hri.base.errors import HriError
+
+KINDS = ("actor_hang", "actor_queue_full", "corrupt_feedback", "truncated_action", "pybullet_lost",
+         "tree_killed", "tree_hung")
+SPLIT_ONLY = ("tree_killed", "tree_hung")
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    at_s: float
+    tree: str = "robot"  # tree_killed, tree_hung: whose process
+
+    @classmethod
+    def parse(cls, spec: Any, where: str) -> "Fault":
+        """A fault from ``{kind, at_s, tree?}`` or ``"KIND@SECONDS"``; HriError naming ``where``."""
+        if isinstance(spec, str):
+            kind, _, at = spec.partition("@")
+            spec = {"kind": kind, "at_s": at or "0"}
+        if not isinstance(spec, dict):
+            raise HriError(f"{where}: a fault is {{kind: ..., at_s: ...}} or KIND@SECONDS, got {spec!r}")
+        unknown = sorted(set(spec) - {"kind", "at_s", "tree"})
+        if unknown:
+            raise HriError(f"{where}: unknown key {unknown[0]!r} (keys: kind, at_s, tree)")
+        kind = spec.get("kind")
+        if kind not in KINDS:
+            raise HriError(f"{where}: unknown fault kind {kind!r} (kinds: {', '.join(KINDS)})")
+        try:
+            at_s = float(spec.get("at_s", 0.0))
+        except (TypeError, ValueError):
+            raise HriError(f"{where}: at_s must be a number of simulated seconds, got {spec.get('at_s')!r}") from None
+        if not np.isfinite(at_s) or at_s < 0:
+            raise HriError(f"{where}: at_s must not be negative, got {at_s}")
+        tree = spec.get("tree", "robot")
+        if tree not in ("person", "robot"):
+            raise HriError(f"{where}: tree must be person or robot, got {tree!r}")
+        return cls(str(kind), at_s, tree)
+
+
+def parse_faults(specs: Any, where: str = "faults") -> list[Fault]:
+    if specs is None:
+        return []
+    if not isinstance(specs, list):
+        raise HriError(f"{where}: expected a list of faults, got {specs!r}")
+    return [Fault.parse(spec, f"{where}[{i}]") for i, spec in enumerate(specs)]
+
+
+def random_fault(seed: int, duration_s: float, split: bool = False) -> Fault:
+    """A fault drawn from ``seed``: any kind (the tree kinds only with ``split``), in the run's
+    first 90 % (a soak runs many short runs, each with one of these)."""
+    rng = np.random.default_rng([seed, 0xFA17])
+    kinds = KINDS if split else tuple(k for k in KINDS if k not in SPLIT_ONLY)
+    kind = kinds[int(rng.integers(len(kinds)))]
+    return Fault(kind, round(float(rng.uniform(0.0, 0.9 * duration_s)), 3), ("person", "robot")[int(rng.integers(2))])
+
+
+def check_split(faults: Sequence[Fault], split: bool) -> None:
+    """HriError when a fault needs the trees in processes of their own and the run has not."""
+    for fault in faults:
+        if fault.kind in SPLIT_ONLY and not split:
+            raise HriError(f"fault {fault.kind}: needs the trees in processes of their own (--split)")

@@ -1,0 +1,114 @@
+"""The typed scenario: one frozen value per section, built once when the file is loaded.
+
+:func:`hri.scenario.load.load_scenario` checks a scenario file and builds a :class:`Scenario`
+from it; the run, the views and the tools read these values and never the YAML document,
+which stays in :attr:`Scenario.document` for messages that point at its lines and for the
+copy a run directory keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hri.actor.route import CLEARANCE_M
+from hri.base.errors import HriError
+from hri.base.geometry import Area, Pose
+from hri.scenario.document import Document
+from hri.scenario.faults import Fault
+from hri.workcell.layout import Furniture, PartsSettings, Room
+
+if TYPE_CHECKING:
+    from hri.net.quality import NetworkQuality
+    from hri.robot.arm import RobotConfig
+
+ROLES = ("person", "robot")
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """``simulation``: the default duration and the rates, in simulated time."""
+
+    duration_s: float
+    physics_rate_hz: float
+    tree_rate_hz: float
+    person_rate_hz: float = 20.0  # the person is animated at this rate while away from the robot
+
+
+@dataclass(frozen=True)
+class RobotSetup:
+    """``robot``: where it is mounted, its velocity fraction in the warning zone, its settings."""
+
+    base: Pose
+    reduced_velocity: float
+    config: RobotConfig
+
+
+@dataclass(frozen=True)
+class PersonSetup:
+    """``person``: where the person starts, metres per walk cycle, how far walks keep from things."""
+
+    start: Pose
+    walk_stride_m: float
+    clearance_m: float = CLEARANCE_M
+
+
+@dataclass(frozen=True)
+class SafetySettings:
+    """``safety``: what the safety monitor allows (:class:`hri.run.monitor.SafetyLimits`)."""
+
+    reaction_time_s: float
+    stopping_time_s: float
+    rest_speed_m_s: float
+    speed_tolerance: float
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A checked scenario, section by section (see docs/scenarios.md for each key)."""
+
+    path: Path
+    name: str
+    simulation: SimulationSettings
+    room: Room
+    furniture: dict[str, Furniture]
+    robot: RobotSetup
+    person: PersonSetup
+    zones: dict[str, Area]
+    areas: dict[str, Area]
+    poses: dict[str, Pose]
+    trees: dict[str, Path]  # by role, resolved against the scenario's folder
+    safety: SafetySettings
+    net: NetworkQuality
+    parts: PartsSettings
+    faults: tuple[Fault, ...]
+    blackboard: dict[str, Any]
+    plugins: tuple[str, ...]  # module names or .py paths, each checked when loaded (hri.bt.plugins)
+    document: Document
+
+    def blackboard_entries(self) -> dict[str, Any]:
+        """What both trees find on their blackboards at start."""
+        entries: dict[str, Any] = {}
+        for name, area in self.zones.items():
+            entries[f"{name}_zone"] = area
+        entries.update(self.areas)
+        entries.update(self.poses)
+        entries["reduced_velocity"] = self.robot.reduced_velocity
+        entries["walk_stride"] = self.person.walk_stride_m
+        entries.update(self.blackboard)
+        return entries
+
+    def with_faults(self, specs: list[Any]) -> "Scenario":
+        """This scenario with the faults ``specs`` added: ``KIND@SECONDS`` as ``hri run --fault``
+        gives them, or ``{kind, at_s, tree}`` as a scenario's ``faults`` list holds them."""
+        added = tuple(Fault.parse(spec, f"--fault {spec}") for spec in specs)
+        return replace(self, faults=self.faults + added, document=self.document.with_faults(specs))
+
+    def line_of(self, dotted: str) -> int | None:
+        """The line of the key ``dotted`` (or of the nearest key holding it) in the file."""
+        return self.document.line_of(dotted)
+
+    def error(self, message: str, file: str, dotted: str, *related: str) -> HriError:
+        """See :meth:`hri.scenario.document.Document.error`."""
+        return self.document.error(message, file, dotted, *related)
