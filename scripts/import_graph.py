@@ -180,6 +180,7 @@ def draw(groups: dict[str, set[str]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "hri"})  # text stays text; same file each time
     import matplotlib.pyplot as plt
 
     groups = reduced(groups)

@@ -42,3 +42,13 @@ def test_a_cycle_hidden_in_a_function_is_found(tmp_path):
     assert import_graph.cycles(graph) == [["hri.low.a", "hri.low.b"]]
     assert graph["hri.top"] == {"hri.low.a"}
     assert import_graph.layers(import_graph.group_graph(graph)) == [["hri", "hri.low"], ["hri.top"]]
+
+
+def test_the_layer_picture_in_the_docs_shows_the_folders_of_the_code():
+    """docs/images/layers.svg is drawn by `python scripts/import_graph.py --svg ...`; a folder
+    added or removed without drawing it again shows here."""
+    import re
+
+    drawn = set(re.findall(r">([a-z_]+)</text>", (ROOT / "docs" / "images" / "layers.svg").read_text()))
+    folders = import_graph.reduced(import_graph.group_graph(import_graph.import_graph()))
+    assert drawn == {name.removeprefix("hri.") for name in folders}

@@ -209,16 +209,16 @@ class Interrupt:
         self.video, self.at_s = video, at_s
         self.temporary: list[str] = []
 
-    def start(self, sim) -> None:
+    def start(self, run) -> None:
         pass
 
-    def after_step(self, sim) -> None:
-        if sim.now() >= self.at_s:
+    def after_step(self, run) -> None:
+        if run.now() >= self.at_s:
             assert not self.video.exists()
             self.temporary = [n for n in os.listdir(self.video.parent) if n.startswith(f".{self.video.name}.")]
             raise KeyboardInterrupt
 
-    def finish(self, sim) -> None:
+    def finish(self, run) -> None:
         pass
 
 

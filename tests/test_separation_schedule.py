@@ -14,19 +14,21 @@ from hri.run.sim import Simulation
 
 
 class EveryStep:
-    """An observer that asks PyBullet for the separation after every physics step."""
+    """An observer that asks PyBullet for the separation after every physics step (of the
+    simulation the test gives it: an oracle may look inside)."""
 
     def __init__(self) -> None:
         self.distances: list[float] = []
+        self.sim: Simulation | None = None
 
-    def start(self, sim: Simulation) -> None: ...
+    def start(self, run) -> None: ...
 
-    def after_step(self, sim: Simulation) -> None:
-        points = p.getClosestPoints(sim.plugin.body_id, sim.robot.body_id, SEPARATION_CUTOFF_M,
-                                    physicsClientId=sim.client)
+    def after_step(self, run) -> None:
+        points = p.getClosestPoints(self.sim.plugin.body_id, self.sim.robot.body_id, SEPARATION_CUTOFF_M,
+                                    physicsClientId=run.client)
         self.distances.append(min(pt[8] for pt in points))
 
-    def finish(self, sim: Simulation) -> None: ...
+    def finish(self, run) -> None: ...
 
 
 def test_the_smallest_separation_is_exact_although_most_steps_skip_the_query() -> None:
@@ -34,6 +36,7 @@ def test_the_smallest_separation_is_exact_although_most_steps_skip_the_query() -
     scenario = load_scenario("collaboration", ["simulation.person_rate_hz=240"])
     oracle = EveryStep()
     with Simulation(scenario, 0, observers=[oracle]) as sim:
+        oracle.sim = sim
         queries = full = 0
         closest_within = sim.monitor._closest_within
 
@@ -63,12 +66,12 @@ class BodyFrames:
     def __init__(self, sim: Simulation) -> None:
         self.sim, self.body, self.posings, self.bounds = sim, sim.plugin._body, [], []
 
-    def start(self, sim: Simulation) -> None: ...
+    def start(self, run) -> None: ...
 
-    def after_step(self, sim: Simulation) -> None:
-        self.bounds.append(sim.plugin.speed_bound())  # bounds[j]: after physics step j
+    def after_step(self, run) -> None:
+        self.bounds.append(self.sim.plugin.speed_bound())  # bounds[j]: after physics step j
 
-    def finish(self, sim: Simulation) -> None: ...
+    def finish(self, run) -> None: ...
 
     def record(self) -> None:
         """After a posing, which puts the body where it is at the end of this physics step."""
