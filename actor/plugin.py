@@ -14,6 +14,10 @@ States (:class:`~hri.actor.protocol.ActorState`):
 
 Messages come from ``endpoint.receive()`` (drained every step), feedback goes to
 ``endpoint.send()``: on every state change, and every step while in MOVEMENT or ANIMATION.
+Where the person is in what it does (:class:`Motion`) moves on in one piece of code for both
+its steps, which pose the whole body, and the safety monitor's look-ahead between them
+(:mod:`hri.actor.lookahead`), which follows the pelvis offset alone (:class:`Poses`,
+:class:`Roots`).
 The simulation steps the plugin at the person's rate (every physics step while the person is
 near the robot; see :mod:`hri.run.sim`); a step after a pause first catches up.
 A failed action (unknown animation, invalid speed) answers at once with IDLE and progress 0,
@@ -23,11 +27,13 @@ An ActionMessage with state IDLE cancels the running action.
 
 from __future__ import annotations
 
+import copy
 import math
+from typing import Callable, Generic, TypeVar
 
 import numpy as np
 
-from hri.actor.animation import ClipLibrary
+from hri.actor.animation import Clip, ClipLibrary, WalkClip
 from hri.actor.body import HumanoidBody, clip_speeds
 from hri.actor.leg import Leg
 from hri.actor.lookahead import TOP_SPEED_M_S, SafetyLookahead
@@ -41,6 +47,91 @@ from hri.base.geometry import Pose
 TURN_STEP_AMPLITUDE = 0.35
 #: Effective radius (m) that converts the turned angle into walk-cycle distance while turning.
 TURN_STEP_RADIUS = 0.3
+
+T = TypeVar("T")  # what is shown: a whole BodyPose, or its root offset
+U = TypeVar("U")
+
+
+class Motion(Generic[T]):
+    """Where the person is in what it does, and what it shows there: the value
+    :class:`ActorPlugin`'s steps advance showing whole poses, and its look-ahead advances on a
+    copy showing the pelvis offset alone (:meth:`ActorPlugin._walk`, :meth:`~ActorPlugin._play`,
+    :meth:`~ActorPlugin._show`)."""
+
+    __slots__ = ("xy", "heading", "shown", "blend_from", "blend_elapsed", "leg", "legs_done", "elapsed",
+                 "segment", "clip_time")
+
+    def __init__(self, xy: tuple[float, float], heading: float, shown: T, blend_from: T | None = None,
+                 blend_elapsed: float = 0.0, leg: int = 0, legs_done: float = 0.0, elapsed: float = 0.0,
+                 segment: int = -1, clip_time: float = 0.0):
+        self.xy = xy  # where the person stands
+        self.heading = heading
+        self.shown = shown
+        self.blend_from = blend_from  # what is cross-faded from into what is shown (None: nothing)
+        self.blend_elapsed = blend_elapsed  # in the cross-fade
+        self.leg = leg  # the index of the movement's leg walked now
+        self.legs_done = legs_done  # seconds of the legs before it
+        self.elapsed = elapsed  # in the leg
+        self.segment = segment  # of the leg (-1: none yet)
+        self.clip_time = clip_time  # in the clip played
+
+    def showing(self, of: Callable[[T], U]) -> Motion[U]:
+        """A copy of this motion showing ``of`` what this one shows and blends from."""
+        blend_from = None if self.blend_from is None else of(self.blend_from)
+        return Motion(self.xy, self.heading, of(self.shown), blend_from, self.blend_elapsed, self.leg,
+                      self.legs_done, self.elapsed, self.segment, self.clip_time)
+
+    def start_blend(self) -> None:
+        """Cross-fade from what is shown now into whatever is shown next."""
+        self.blend_from = self.shown
+        self.blend_elapsed = 0.0
+
+
+class Shows(Generic[T]):
+    """What a :class:`Motion` shows, :class:`Poses` or :class:`Roots`: what a segment of a leg
+    shows (:meth:`segment`), a clip at a time (:meth:`clip`), the rest pose, and ``blend``,
+    which blends two of them."""
+
+    def __init__(self, rest: T, walk_at: Callable[[float], T], walk_stride: float,
+                 blend: Callable[[T, T, float], T]):
+        self.rest = rest
+        self.walk_at = walk_at  # the walk cycle at a phase
+        self.walk_stride = walk_stride
+        self.blend = blend
+
+    def segment(self, m: Leg, segment: int, done: float) -> T:
+        """What ``segment`` of leg ``m`` shows when it has got ``done`` far."""
+        if segment == 1:  # walk: the cycle's phase is the distance walked per stride
+            return self.walk_at(done / m.stride)
+        if segment in (0, 2):  # turning in place, stepping on from where the walk left the cycle
+            phase0 = 0.0 if segment == 0 else m.distance / m.stride
+            phase = phase0 + abs(done) * TURN_STEP_RADIUS / self.walk_stride
+            return self.blend(self.rest, self.walk_at(phase), TURN_STEP_AMPLITUDE)
+        return self.rest  # legs back to the rest pose
+
+    def clip(self, clip: Clip, t: float) -> T:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Poses(Shows[BodyPose]):
+    """Whole body poses: what the plugin's steps pose."""
+
+    def __init__(self, walk: WalkClip, rest: BodyPose):
+        super().__init__(rest, walk.sample_phase, walk.stride, blend)
+
+    def clip(self, clip: Clip, t: float) -> BodyPose:
+        return clip.sample(t)
+
+
+class Roots(Shows[list[float]]):
+    """The root offsets of those poses alone (the same numbers, a few times cheaper): what the
+    look-ahead follows."""
+
+    def __init__(self, walk: WalkClip, rest: BodyPose):
+        super().__init__(rest.root.tolist(), walk.root_at_phase, walk.stride, blend_root)
+
+    def clip(self, clip: Clip, t: float) -> list[float]:
+        return clip.root_at(t)
 
 
 class ActorPlugin(SafetyLookahead):
@@ -71,35 +162,26 @@ class ActorPlugin(SafetyLookahead):
         self.walking_area = walking_area
         self.state = ActorState.SETUP
         self._body = HumanoidBody(client)
-        self._xy = (float(start_pose.x), float(start_pose.y))  # where the person stands
-        self._heading = 0.0 if start_pose.has_null_orientation else start_pose.yaw
         self._rest = clips.rest_pose()
-        self._rest_root = self._rest.root.tolist()
-        self._shown: BodyPose = self._rest
-        self._blend_from: BodyPose | None = None
-        self._blend_start = 0.0
+        self._poses = Poses(clips.walk, self._rest)
+        self._roots = Roots(clips.walk, self._rest)
+        heading = 0.0 if start_pose.has_null_orientation else start_pose.yaw
+        self._motion: Motion[BodyPose] = Motion((float(start_pose.x), float(start_pose.y)), heading, self._rest)
         self._sequence = 0
         self._failure = ActorFailure.NONE  # why the last action was not taken
         self._progress = 0.0
         self._time = 0.0
         self._state_time = 0.0  # the simulated time the person's state is at
-        self._movement: Leg | None = None  # the leg walked now
-        self._legs: list[Leg] = []
-        self._leg_index = 0
-        self._move_elapsed = 0.0  # in the leg
-        self._legs_done_s = 0.0  # the legs before it
+        self._legs: list[Leg] = []  # of the movement walked
         self._move_total_s = 0.0  # all legs
-        self._clip = None
-        self._clip_time = 0.0
+        self._clip: Clip | None = None  # played
         self._clip_speed = 1.0
         self._posed: tuple = (np.zeros(3), 0.0, 0.0, 0.0)  # pelvis, and the x, y, heading it was posed at
         self._pose_cache: tuple | None = None  # (posed, Pose) of the last pose asked
-        self._root_cache: tuple = (None, [])  # (BodyPose, its root as a list): _root_of
+        self._root_cache: dict[int, tuple[BodyPose, list[float]]] = {}  # _root_of's: by id(pose)
         self._previewing = False
         self._hung = False  # hang(): neither steps nor previews any more
         self._idle_target: BodyPose | None = None
-        self._blend_elapsed = 0.0
-        self._segment = -1
         # how fast each clip moves the body, measured once per clip and process
         self._clip_top_speed, self._walk_top_speed = clip_speeds(clips)
         self._movement_bound = TOP_SPEED_M_S  # speed_bound() while moving: set by each movement
@@ -181,6 +263,7 @@ class ActorPlugin(SafetyLookahead):
         if self.state == ActorState.SETUP or self._hung:
             return
         kept = self.__dict__.copy()
+        self._motion = copy.copy(self._motion)  # the steps change it in place
         self._previewing = True
         try:
             self._advance(self._gap(sim_time) + dt)
@@ -200,10 +283,10 @@ class ActorPlugin(SafetyLookahead):
         elif self.state == ActorState.ANIMATION:
             self._step_animation(dt)
         else:
-            self._show(self._idle_pose(), dt)
+            self._show(self._motion, self._poses, self._idle_pose(), dt)
 
     def _idle_pose(self) -> BodyPose:
-        return self._idle_target if self._idle_target is not None else self._shown
+        return self._idle_target if self._idle_target is not None else self._motion.shown
 
     # ------------------------------------------------------------------ states
     def _setup(self, sim_time: float) -> None:
@@ -227,7 +310,6 @@ class ActorPlugin(SafetyLookahead):
         """The action cannot be done: answer IDLE with progress 0 and why (the server sees failure)."""
         self._sequence = message.sequence
         self._failure = failure
-        self._movement = None
         self._clip = None
         self._enter(ActorState.IDLE, progress=0.0)
 
@@ -236,10 +318,9 @@ class ActorPlugin(SafetyLookahead):
         if message.state == ActorState.IDLE:  # cancel
             self._sequence = message.sequence
             was_walking = self.state == ActorState.MOVEMENT
-            self._movement = None
             self._clip = None
-            self._idle_target = self._rest if was_walking else self._shown
-            self._start_blend()
+            self._idle_target = self._rest if was_walking else self._motion.shown
+            self._motion.start_blend()
             self._enter(ActorState.IDLE, progress=self._progress)
         elif message.state == ActorState.ANIMATION:
             failure = self._animation_failure(message)
@@ -248,11 +329,10 @@ class ActorPlugin(SafetyLookahead):
                 return
             name = message.animation_name
             self._sequence = message.sequence
-            self._movement = None
             self._clip = self.clips.get(name)
-            self._clip_time = 0.0
+            self._motion.clip_time = 0.0
             self._clip_speed = float(message.animation_speed)
-            self._start_blend()
+            self._motion.start_blend()
             self._enter(ActorState.ANIMATION, progress=0.0)
         elif message.state == ActorState.MOVEMENT:
             name = message.animation_name or ClipLibrary.WALK
@@ -263,10 +343,9 @@ class ActorPlugin(SafetyLookahead):
             self._clip = None
             self._legs = self._plan(message)
             self._movement_bound = self._walking_bound(self._legs[0].stride, self._legs[0].speed)
-            self._leg_index, self._movement = 0, self._legs[0]
-            self._move_elapsed = self._legs_done_s = 0.0
             self._move_total_s = sum(leg.duration for leg in self._legs)
-            self._segment = -1
+            now = self._motion
+            now.leg, now.legs_done, now.elapsed, now.segment = 0, 0.0, 0.0, -1
             self._enter(ActorState.MOVEMENT, progress=0.0)
         else:  # SETUP is not an action
             self._fail(message, ActorFailure.INVALID_STATE)
@@ -290,11 +369,12 @@ class ActorPlugin(SafetyLookahead):
         stride = message.animation_speed if message.animation_speed > 0.0 else walk.stride
         speed = self.walk_speed or stride / walk.duration
         goal = (float(target.x), float(target.y))
-        far = math.dist(goal, self._xy) > self.min_distance
-        corners = self.walking_area.route(self._xy, goal) \
+        here = self._motion.xy
+        far = math.dist(goal, here) > self.min_distance
+        corners = self.walking_area.route(here, goal) \
             if far and self.walking_area is not None else [goal]
         legs: list[Leg] = []
-        xy, heading = np.array(self._xy), self._heading
+        xy, heading = np.array(here), self._motion.heading
         for k, corner in enumerate(corners):
             last = k == len(corners) - 1
             leg = self._leg(xy, heading, np.array(corner), target if last else None, stride, speed)
@@ -321,118 +401,94 @@ class ActorPlugin(SafetyLookahead):
                     float(stride), float(speed), turn1, distance / speed, turn2,
                     self.blend_time if target is not None else 0.0)
 
-    def _leg_after(self, elapsed: float) -> tuple[int, float, float]:
-        """The leg the movement is in when the current one has run ``elapsed`` s: its index,
-        the time into it, and the seconds of the legs before it."""
-        index, done = self._leg_index, self._legs_done_s
-        while elapsed >= self._legs[index].duration and index + 1 < len(self._legs):
-            elapsed -= self._legs[index].duration  # on to the next leg, with the time left over
-            done += self._legs[index].duration
-            index += 1
-        return index, elapsed, done
-
     def _step_movement(self, dt: float) -> None:
-        dt = self._finish_segments(dt)
-        index, t, self._legs_done_s = self._leg_after(self._move_elapsed + dt)
-        if index != self._leg_index:
-            self._leg_index, self._segment = index, -1
-            self._movement = self._legs[index]
-        m, self._move_elapsed = self._movement, t
-        segment, x, y, self._heading, done = m.at(t, *self._xy)
-        self._xy = (x, y)
-        if segment != self._segment:
-            self._segment = segment
-            self._start_blend()
-        self._show(self._segment_pose(m, segment, done), dt)
-        if t >= m.duration:
-            self._movement, self._legs = None, []
+        now = self._motion
+        if self._walk(now, self._poses, dt):
+            self._legs = []
             self._idle_target = self._rest
-            self._blend_from = None
-            self._shown = self._rest
             self._apply()
             self._enter(ActorState.IDLE, progress=1.0)
             return
         total = self._move_total_s
-        self._progress = min((self._legs_done_s + t) / total, 0.999) if total > 0 else 0.999
+        self._progress = min((now.legs_done + now.elapsed) / total, 0.999) if total > 0 else 0.999
 
-    def _finish_segments(self, dt: float) -> float:
+    def _walk(self, s: Motion[T], shows: Shows[T], dt: float) -> bool:
+        """Advance ``s`` by ``dt`` through the movement's segments and legs, showing ``shows``;
+        True when the movement has ended (``s`` shows the rest pose, no blend)."""
+        dt = self._finish_segments(s, shows, dt)
+        legs, t = self._legs, s.elapsed + dt
+        while t >= legs[s.leg].duration and s.leg + 1 < len(legs):
+            t -= legs[s.leg].duration  # on to the next leg, with the time left over
+            s.legs_done += legs[s.leg].duration
+            s.leg, s.segment = s.leg + 1, -1
+        m = legs[s.leg]
+        segment, x, y, s.heading, done = m.at(t, *s.xy)
+        s.xy, s.elapsed = (x, y), t
+        if t >= m.duration:
+            s.shown, s.blend_from = shows.rest, None
+            return True
+        if segment != s.segment:
+            s.segment = segment
+            s.start_blend()
+        self._show(s, shows, shows.segment(m, segment, done), dt)
+        return False
+
+    def _finish_segments(self, s: Motion[T], shows: Shows[T], dt: float) -> float:
         """Show each segment of the leg that ends within ``dt`` to its end, and start the blend
         into the next one there; return the time left. A blend from where the last step left
         the body, as if the segment had ended then, would throw it back from where the previews
         between the steps (the safety monitor's posings) had shown it on its way: a foot by up
         to 10 cm in one physics step."""
-        m = self._movement
-        while self._segment >= 0:
-            end = m.segment_end(self._segment)
-            left = end - self._move_elapsed
+        m = self._legs[s.leg]
+        while s.segment >= 0:
+            end = m.segment_end(s.segment)
+            left = end - s.elapsed
             if left >= dt:
                 break
-            self._show(self._segment_pose(m, self._segment, m.segment_done(self._segment)), left)
-            _segment, x, y, self._heading, _done = m.at(end, *self._xy)
-            self._xy, self._move_elapsed = (x, y), end
-            self._segment = m.segment_at(end)
-            self._start_blend()
+            self._show(s, shows, shows.segment(m, s.segment, m.segment_done(s.segment)), left)
+            _segment, x, y, s.heading, _done = m.at(end, *s.xy)
+            s.xy, s.elapsed, s.segment = (x, y), end, m.segment_at(end)
+            s.start_blend()
             dt -= left
         return dt
 
-    def _segment_pose(self, m: Leg, segment: int, done: float) -> BodyPose:
-        """What ``segment`` of leg ``m`` shows when it has got ``done`` far."""
-        if segment in (0, 2):  # turning in place, stepping
-            return self._turn_pose(self._turn_phase(m, segment, done))
-        if segment == 1:  # walk: the cycle's phase is the distance walked per stride
-            return self.clips.walk.sample_phase(done / m.stride)
-        return self._rest  # legs back to the rest pose
-
-    def _segment_root(self, m: Leg, segment: int, done: float) -> list[float]:
-        """The root offset of :meth:`_segment_pose` (the same numbers, without the pose)."""
-        if segment == 1:
-            return self.clips.walk.root_at_phase(done / m.stride)
-        if segment in (0, 2):
-            walk_root = self.clips.walk.root_at_phase(self._turn_phase(m, segment, done))
-            return blend_root(self._rest_root, walk_root, TURN_STEP_AMPLITUDE)
-        return self._rest_root
-
-    def _turn_phase(self, m: Leg, segment: int, turned: float) -> float:
-        """The walk cycle's phase of the steps in place while turning (from where the walk left it)."""
-        phase0 = 0.0 if segment == 0 else m.distance / m.stride
-        return phase0 + abs(turned) * TURN_STEP_RADIUS / self.clips.walk.stride
-
-    def _turn_pose(self, phase: float) -> BodyPose:
-        return blend(self._rest, self.clips.walk.sample_phase(phase), TURN_STEP_AMPLITUDE)
-
     # ------------------------------------------------------------------ animation
     def _step_animation(self, dt: float) -> None:
-        clip = self._clip
-        self._clip_time += dt * self._clip_speed
-        if self._clip_time >= clip.duration:
-            end = clip.end_pose()
-            self._blend_from = None
-            self._shown = end
-            self._idle_target = end
+        now = self._motion
+        if self._play(now, self._poses, dt):
+            self._idle_target = now.shown
             self._clip = None
             self._apply()
             self._enter(ActorState.IDLE, progress=1.0)
             return
-        self._show(clip.sample(self._clip_time), dt)
-        self._progress = self._clip_time / clip.duration
+        self._progress = now.clip_time / self._clip.duration
+
+    def _play(self, s: Motion[T], shows: Shows[T], dt: float) -> bool:
+        """Advance ``s`` by ``dt`` in the clip, showing ``shows``; True when it has played
+        through (``s`` shows its end, no blend)."""
+        clip = self._clip
+        s.clip_time += dt * self._clip_speed
+        if s.clip_time >= clip.duration:
+            s.shown, s.blend_from = shows.clip(clip, clip.duration), None
+            return True
+        self._show(s, shows, shows.clip(clip, s.clip_time), dt)
+        return False
 
     # ------------------------------------------------------------------ posing
-    def _start_blend(self) -> None:
-        """Cross-fade from the pose shown now into whatever is shown next."""
-        self._blend_from = self._shown
-        self._blend_elapsed = 0.0
-
-    def _show(self, target: BodyPose, dt: float) -> None:
-        if self._blend_from is not None and self.blend_time > 0.0:
-            self._blend_elapsed += dt
-            w = self._blend_elapsed / self.blend_time
+    def _show(self, s: Motion[T], shows: Shows[T], target: T, dt: float) -> None:
+        """Show ``target`` in ``s`` ``dt`` s on: cross-faded into from ``s.blend_from`` while the
+        blend lasts."""
+        if s.blend_from is not None and self.blend_time > 0.0:
+            s.blend_elapsed += dt
+            w = s.blend_elapsed / self.blend_time
             if w < 1.0:
-                self._shown = blend(self._blend_from, target, smoothstep(w))
+                s.shown = shows.blend(s.blend_from, target, smoothstep(w))
                 return
-            self._blend_from = None
-        self._shown = target
+            s.blend_from = None
+        s.shown = target
 
     def _apply(self) -> None:
-        (x, y), heading = self._xy, self._heading
-        position, _ = self._body.apply(self._shown, x, y, heading)
+        now = self._motion
+        (x, y), heading = now.xy, now.heading
+        position, _ = self._body.apply(now.shown, x, y, heading)
         self._posed = (position, x, y, heading)

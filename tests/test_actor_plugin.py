@@ -284,7 +284,7 @@ def test_clip_plays(client, clips, name):
     start = clip.start_pose()
     if name.startswith("low") or name == "standing_retract_arm":
         # start from the clip's own start pose: what the previous clip of a chain leaves
-        runner.plugin._shown = runner.plugin._idle_target = start
+        runner.plugin._motion.shown = runner.plugin._idle_target = start
         runner.step()
     runner.send(ActionMessage(ActorState.ANIMATION, name, speed, sequence=11))
     z0 = runner.plugin.pose.z
@@ -426,7 +426,7 @@ def test_between_its_steps_the_pelvis_is_where_the_next_posing_puts_it(client, c
         last = plugin.pose
         ahead = plugin.pose_at(t + DT)
         assert plugin.pelvis_xy_at(t + DT) == (ahead.x, ahead.y)  # the zones' cheap path: the same numbers
-        legs = plugin._leg_index
+        legs = plugin._motion.leg
         plugin.preview(t, DT)
         posed = plugin.pose
         assert (ahead.x, ahead.y, ahead.z) == pytest.approx((posed.x, posed.y, posed.z), abs=1e-9), (k, plugin.state)
