@@ -1,8 +1,7 @@
 """Statistics of one run and its event log.
 
 :class:`EventLog` keeps the run's events (``t`` in simulated seconds, ``event``, fields) in
-order; :class:`RunStats` accumulates the figures of ``interfaces.md`` ("Statistics of one
-run"), among them why the trees' actions failed (:meth:`RunStats.count_failure`, by the
+order; :class:`RunStats` accumulates the figures of a run (``docs/statistics.md``), among them why the trees' actions failed (:meth:`RunStats.count_failure`, by the
 ``reason`` of each failure's event). Both are written by :func:`write_run` atomically: a
 reader never sees half a file.
 """
