@@ -155,7 +155,7 @@ def layers(groups: dict[str, set[str]]) -> list[list[str]]:
 
 
 def reduced(groups: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The edges of an acyclic graph that no longer path implies (its transitive reduction);
+    """The edges of an acyclic graph that no longer chain of edges implies (its transitive reduction);
     folders that import nothing and are imported by nothing (data only) are left out."""
     def reach(start: str) -> set[str]:
         seen: set[str] = set()
@@ -176,7 +176,7 @@ def reduced(groups: dict[str, set[str]]) -> dict[str, set[str]]:
 
 def draw(groups: dict[str, set[str]], path: Path) -> None:
     """The layer picture: one row per level, lowest at the bottom; an arrow per import that no
-    longer path of imports implies (:func:`reduced`)."""
+    longer chain of imports implies (:func:`reduced`)."""
     import matplotlib
 
     matplotlib.use("Agg")
