@@ -26,19 +26,24 @@ def check_workcell(data: dict, fail: Fail) -> None:
             fail(f"furniture.{name}: a conveyor needs a numeric 'speed' (m/s)", f"furniture.{name}")
     parts = data.get("parts") or {}
     for i, feeder in enumerate(parts.get("feeders", [])):
-        if not isinstance(feeder, dict) or feeder.get("area") not in (data.get("areas") or {}):
+        if not isinstance(feeder, dict) or not _names_one_of(feeder.get("area"), data.get("areas")):
             fail(f"parts.feeders[{i}]: 'area' must name one of the scenario's areas", "parts.feeders")
         if not is_number(feeder.get("surface_z")):
             fail(f"parts.feeders[{i}]: 'surface_z' (height the parts lie on) must be a number", "parts.feeders")
     for i, sink in enumerate(parts.get("sinks", [])):
-        if not isinstance(sink, dict) or sink.get("area") not in (data.get("areas") or {}):
+        if not isinstance(sink, dict) or not _names_one_of(sink.get("area"), data.get("areas")):
             fail(f"parts.sinks[{i}]: 'area' must name one of the scenario's areas", "parts.sinks")
         if not is_number(sink.get("after_s")) or sink["after_s"] < 0:
             fail(f"parts.sinks[{i}]: 'after_s' must be a number of seconds >= 0", "parts.sinks")
     for key in ("good_surfaces", "bad_surfaces", "storage_surfaces"):
         for name in parts.get(key, []):
-            if name not in furniture:
+            if not _names_one_of(name, furniture):
                 fail(f"parts.{key}: '{name}' is not a piece of furniture", f"parts.{key}")
+
+
+def _names_one_of(name: object, named: dict | None) -> bool:
+    """Whether ``name`` is a key of ``named`` (a list or a mapping written as a name is not)."""
+    return isinstance(name, (str, int, float, bool)) and name in (named or {})
 
 
 def read_furniture(data: dict, fail: Fail) -> dict[str, Furniture]:
