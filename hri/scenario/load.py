@@ -226,18 +226,7 @@ def build_scenario(document: Document, file: str) -> Scenario:
     def fail(message: str, dotted: str, *related: str) -> NoReturn:
         raise document.error(message, file, dotted, *related)
 
-    for key in _REQUIRED:
-        if key not in data:
-            fail(f"missing required key '{key}'", "")
-    _check_schema(data, _SCHEMA, "", fail)
-    for section, keys in _REQUIRED_IN.items():
-        for key in keys:
-            if key not in data[section]:
-                fail(f"missing required key '{section}.{key}'", section)
-    for section in ("furniture", "areas", "poses", "blackboard", "net"):  # free-form, but mappings
-        if data.get(section) is not None and not isinstance(data[section], dict):
-            fail(f"'{section}' must be a mapping, got {data[section]!r}", section)
-    _validate_numbers(data, fail)
+    _check_shape(data, fail)
     room = _read_room(data["room"], fail)
     zones, areas = ({name: _read_area(section, name, points, fail) for name, points in (data.get(section) or {}).items()}
                     for section in ("zones", "areas"))
@@ -250,10 +239,7 @@ def build_scenario(document: Document, file: str) -> Scenario:
     check_workcell(data, fail)
     _validate_layout(room, zones, areas, {**{f"poses.{k}": v for k, v in poses.items()},
                                           "robot.base": base, "person.start": start}, fail)
-    trees = {role: (document.path.parent / data["trees"][role]).resolve() for role in ROLES}
-    for role in ROLES:
-        if not trees[role].is_file():  # relative to the scenario's folder: say where we looked
-            fail(f"trees.{role}: no such file '{data['trees'][role]}' ({trees[role]})", f"trees.{role}")
+    trees = _read_trees(document, fail)
     simulation, robot, person, safety = data["simulation"], data["robot"], data["person"], data["safety"]
     return Scenario(
         path=document.path, name=data["name"],
@@ -265,6 +251,33 @@ def build_scenario(document: Document, file: str) -> Scenario:
         safety=SafetySettings(**{key: float(safety[key]) for key in _SCHEMA["safety"]}),
         net=net, parts=read_parts(data, fail), faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
+
+
+def _check_shape(data: dict, fail: Fail) -> None:
+    """The required keys, the known keys and their types, the free-form sections as mappings,
+    the numbers in range."""
+    for key in _REQUIRED:
+        if key not in data:
+            fail(f"missing required key '{key}'", "")
+    _check_schema(data, _SCHEMA, "", fail)
+    for section, keys in _REQUIRED_IN.items():
+        for key in keys:
+            if key not in data[section]:
+                fail(f"missing required key '{section}.{key}'", section)
+    for section in ("furniture", "areas", "poses", "blackboard", "net"):  # free-form, but mappings
+        if data.get(section) is not None and not isinstance(data[section], dict):
+            fail(f"'{section}' must be a mapping, got {data[section]!r}", section)
+    _validate_numbers(data, fail)
+
+
+def _read_trees(document: Document, fail: Fail) -> dict[str, Path]:
+    """Each role's tree file, relative to the scenario's folder; it must exist."""
+    named = document.data["trees"]
+    trees = {role: (document.path.parent / named[role]).resolve() for role in ROLES}
+    for role in ROLES:
+        if not trees[role].is_file():  # say where we looked
+            fail(f"trees.{role}: no such file '{named[role]}' ({trees[role]})", f"trees.{role}")
+    return trees
 
 
 def _read_pose(key: str, spec: Any, fail: Fail) -> Pose:
