@@ -47,7 +47,9 @@ class JointMotion:
     """The commanded joint trajectory, one ruckig cycle of ``dt`` seconds at a time."""
 
     def __init__(self, q0: np.ndarray, max_velocity: np.ndarray, max_acceleration: np.ndarray,
-                 max_jerk: np.ndarray, dt: float) -> None:
+                 max_jerk: np.ndarray, dt: float, velocity: np.ndarray | None = None,
+                 acceleration: np.ndarray | None = None) -> None:
+        """At ``q0`` with ``velocity`` and ``acceleration`` (rest when None)."""
         self.dof = int(np.asarray(q0).size)
         self.dt = float(dt)
         self.max_velocity = np.asarray(max_velocity, dtype=float)
@@ -55,8 +57,10 @@ class JointMotion:
         self._inp = InputParameter(self.dof)
         self._out = OutputParameter(self.dof)
         self._inp.current_position = [float(v) for v in q0]
-        self._inp.current_velocity = [0.0] * self.dof
-        self._inp.current_acceleration = [0.0] * self.dof
+        self._inp.current_velocity = ([0.0] * self.dof if velocity is None
+                                      else [float(v) for v in velocity])
+        self._inp.current_acceleration = ([0.0] * self.dof if acceleration is None
+                                          else [float(a) for a in acceleration])
         self._inp.max_acceleration = [float(v) for v in max_acceleration]
         self._inp.max_jerk = [float(v) for v in max_jerk]
         self._inp.max_velocity = [float(v) for v in self.max_velocity]

@@ -1,0 +1,142 @@
+"""Speed and separation monitoring: the protective separation distance of ISO/TS 15066:2016,
+clause 5.5.4, and the largest robot speed that keeps it.
+
+Sources: ISO/TS 15066:2016 "Robots and robotic devices -- Collaborative robots", 5.5.4,
+formula (1) with constant speeds; J. A. Marvel and R. Norcross, "Implementing speed and
+separation monitoring in collaborative robot workcells", Robotics and Computer-Integrated
+Manufacturing 44 (2017) 144-155 (NIST); ISO 13855:2010 for the person's speed.
+
+    S_p = S_h + S_r + S_s + C + Z_d + Z_r
+
+    S_h = v_h (T_r + T_s)   the person's travel during the robot's reaction and stopping time
+    S_r = v_r T_r           the robot's travel during its reaction time
+    S_s                     the robot's stopping distance from its speed v_r
+    C                       the intrusion distance (ISO 13855: how far a body part reaches
+                            past the point where it is detected)
+    Z_d, Z_r                the position uncertainties of the person (sensing) and the robot
+
+The robot's speed is expressed by its velocity fraction ``f`` (every joint within
+``f * vmax_i``); a :class:`Stopping` model gives v_r(f), S_s(f) and T_s(f) (our arm's:
+:class:`hri.robot.stopping.StoppingModel`). :func:`largest_fraction` inverts S_p(f) <= the
+separation. At rest (f = 0) S_p is v_h T_r + C + Z_d + Z_r: what the separation must be for
+the robot to start moving at all; below it :func:`largest_fraction` returns None (a protective
+stop).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+#: ISO 13855:2010 and ISO/TS 15066:2016 5.5.4: the person's speed when it is not measured
+PERSON_SPEED_M_S = 1.6
+#: the presets' physics step (240 Hz): a controller that acts on every step's measurement
+#: reacts within one step
+DEFAULT_REACTION_TIME_S = 1.0 / 240.0
+_TOLERANCE = 1e-9  # fraction resolution of the inverse
+
+
+@dataclass(frozen=True)
+class SsmSettings:
+    """The terms of S_p that are parameters (SI units); defaults and their sources:
+
+    - ``person_speed_m_s`` v_h: 1.6 m/s, ISO 13855 via ISO/TS 15066 5.5.4;
+    - ``reaction_time_s`` T_r: one physics step of the presets (240 Hz), for a controller that
+      acts on every step's separation (add a sensor's latency where there is one);
+    - ``intrusion_distance_m`` C: 0 m, the separation is measured to the person's own shapes,
+      hands included: a detection capability that sees every body part, for which ISO 13855's
+      C = 8 (d - 14 mm) is 0 (see :func:`iso13855_intrusion_distance` for a real sensor);
+    - ``person_uncertainty_m`` Z_d and ``robot_uncertainty_m`` Z_r: 0 m, the simulation
+      measures both positions exactly (a sensor's tolerance goes here).
+    """
+
+    person_speed_m_s: float = PERSON_SPEED_M_S
+    reaction_time_s: float = DEFAULT_REACTION_TIME_S
+    intrusion_distance_m: float = 0.0
+    person_uncertainty_m: float = 0.0
+    robot_uncertainty_m: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if not value >= 0.0:
+                raise ValueError(f"SSM setting {name} must not be negative, got {value}")
+
+    @property
+    def constant_m(self) -> float:
+        """C + Z_d + Z_r."""
+        return self.intrusion_distance_m + self.person_uncertainty_m + self.robot_uncertainty_m
+
+
+@dataclass(frozen=True)
+class Separation:
+    """S_p and its terms (m)."""
+
+    person_m: float       # S_h
+    reaction_m: float     # S_r
+    stopping_m: float     # S_s
+    constant_m: float     # C + Z_d + Z_r
+
+    @property
+    def total_m(self) -> float:
+        return self.person_m + self.reaction_m + self.stopping_m + self.constant_m
+
+
+class Stopping(Protocol):
+    """The robot's speed bound, stopping distance and time at a velocity fraction."""
+
+    def speed(self, fraction: float) -> float: ...
+    def distance(self, fraction: float) -> float: ...
+    def time(self, fraction: float) -> float: ...
+
+
+def iso13855_intrusion_distance(detection_capability_m: float) -> float:
+    """C (m) of ISO 13855:2010 for an electro-sensitive device approached at right angles:
+    8 (d - 14 mm), not below 0, for a detection capability d up to 40 mm; 850 mm above."""
+    if detection_capability_m > 0.040:
+        return 0.850
+    return max(0.0, 8.0 * (detection_capability_m - 0.014))
+
+
+def protective_separation(settings: SsmSettings, robot_speed_m_s: float,
+                          stopping_distance_m: float, stopping_time_s: float,
+                          person_speed_m_s: float | None = None) -> Separation:
+    """S_p for the robot at ``robot_speed_m_s`` (v_r) with stopping distance S_s and time T_s;
+    ``person_speed_m_s`` (v_h) replaces the settings' when given (a measured speed)."""
+    v_h = settings.person_speed_m_s if person_speed_m_s is None else person_speed_m_s
+    t_r = settings.reaction_time_s
+    return Separation(v_h * (t_r + stopping_time_s), robot_speed_m_s * t_r,
+                      stopping_distance_m, settings.constant_m)
+
+
+def separation_at(settings: SsmSettings, stopping: Stopping, fraction: float,
+                  person_speed_m_s: float | None = None) -> Separation:
+    """S_p with the robot at velocity fraction ``fraction``, by the ``stopping`` model."""
+    return protective_separation(settings, stopping.speed(fraction), stopping.distance(fraction),
+                                 stopping.time(fraction), person_speed_m_s)
+
+
+def rest_fits(settings: SsmSettings, separation_m: float,
+              person_speed_m_s: float | None = None) -> bool:
+    """Whether ``separation_m`` is at least S_p at rest, v_h T_r + C + Z_d + Z_r."""
+    rest = protective_separation(settings, 0.0, 0.0, 0.0, person_speed_m_s)
+    return separation_m >= rest.total_m
+
+
+def largest_fraction(settings: SsmSettings, stopping: Stopping, separation_m: float,
+                     person_speed_m_s: float | None = None) -> float | None:
+    """The largest velocity fraction in 0..1 whose S_p is at most ``separation_m``, None when
+    even rest does not fit. S_p grows with the fraction (every term does), so bisection finds
+    it; the result fits, and one ``_TOLERANCE`` more does not (unless it is 1)."""
+    if not rest_fits(settings, separation_m, person_speed_m_s):
+        return None
+
+    def fits(fraction: float) -> bool:
+        return separation_at(settings, stopping, fraction, person_speed_m_s).total_m <= separation_m
+
+    if fits(1.0):
+        return 1.0
+    low, high = 0.0, 1.0
+    while high - low > _TOLERANCE:
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low

@@ -1,0 +1,130 @@
+"""The protective separation distance S_p of ISO/TS 15066 5.5.4 (hri/run/ssm.py): against hand
+calculations, its inverse (the largest velocity fraction that fits) against the formula, and
+the edge where even rest does not fit."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from hri.run.ssm import (PERSON_SPEED_M_S, SsmSettings, iso13855_intrusion_distance,
+                         largest_fraction, protective_separation, rest_fits, separation_at)
+
+
+@dataclass(frozen=True)
+class Polynomial:
+    """A stopping model for the tests: v_r = a f, S_s = b f^k, T_s = c sqrt(f)."""
+
+    a: float
+    b: float
+    k: float
+    c: float
+
+    def speed(self, fraction: float) -> float:
+        return self.a * fraction
+
+    def distance(self, fraction: float) -> float:
+        return self.b * fraction ** self.k
+
+    def time(self, fraction: float) -> float:
+        return self.c * math.sqrt(fraction)
+
+
+def test_the_defaults_are_the_documented_ones() -> None:
+    s = SsmSettings()
+    assert s.person_speed_m_s == PERSON_SPEED_M_S == 1.6
+    assert s.reaction_time_s == pytest.approx(1.0 / 240.0)
+    assert s.constant_m == 0.0
+
+
+def test_separation_against_a_hand_calculation() -> None:
+    s = SsmSettings(person_speed_m_s=1.6, reaction_time_s=0.1, intrusion_distance_m=0.2,
+                    person_uncertainty_m=0.05, robot_uncertainty_m=0.01)
+    sp = protective_separation(s, robot_speed_m_s=1.0, stopping_distance_m=0.3,
+                               stopping_time_s=0.4)
+    # S_h = 1.6 * (0.1 + 0.4) = 0.8; S_r = 1.0 * 0.1 = 0.1; S_s = 0.3;
+    # C + Z_d + Z_r = 0.2 + 0.05 + 0.01 = 0.26; S_p = 0.8 + 0.1 + 0.3 + 0.26 = 1.46
+    assert sp.person_m == pytest.approx(0.8)
+    assert sp.reaction_m == pytest.approx(0.1)
+    assert sp.stopping_m == pytest.approx(0.3)
+    assert sp.constant_m == pytest.approx(0.26)
+    assert sp.total_m == pytest.approx(1.46)
+
+
+def test_separation_with_the_defaults_and_a_measured_person_speed() -> None:
+    s = SsmSettings()
+    # T_r = 1/240 s. S_h = 1.6 * (1/240 + 0.2) = 0.0066667 + 0.32 = 0.3266667;
+    # S_r = 0.5 / 240 = 0.0020833; S_s = 0.05; S_p = 0.37875
+    assert protective_separation(s, 0.5, 0.05, 0.2).total_m == pytest.approx(0.37875)
+    # the person measured at 0.5 m/s: S_h = 0.5 * (1/240 + 0.2) = 0.1020833; S_p = 0.1541667
+    assert protective_separation(s, 0.5, 0.05, 0.2, person_speed_m_s=0.5).total_m == \
+        pytest.approx(0.1541667)
+
+
+def test_largest_fraction_against_a_hand_calculation() -> None:
+    s = SsmSettings(person_speed_m_s=1.6, reaction_time_s=0.1, intrusion_distance_m=0.1)
+    model = Polynomial(a=2.0, b=0.5, k=2.0, c=0.3)
+    # S_p(f) = 1.6 (0.1 + 0.3 sqrt(f)) + 2 f * 0.1 + 0.5 f^2 + 0.1; at f = 0.25:
+    # 1.6 (0.1 + 0.15) + 0.05 + 0.03125 + 0.1 = 0.58125
+    assert largest_fraction(s, model, 0.58125) == pytest.approx(0.25, abs=1e-6)
+    # S_p(1) = 1.6 * 0.4 + 0.2 + 0.5 + 0.1 = 1.44: from there on, full speed (the sums in
+    # floating point may exceed 1.44 by a rounding error)
+    assert largest_fraction(s, model, 1.44 + 1e-12) == 1.0
+    assert largest_fraction(s, model, 1.44 - 1e-6) < 1.0
+    assert largest_fraction(s, model, 10.0) == 1.0
+
+
+def test_rest_does_not_fit_below_the_intrusion_distance_and_uncertainties() -> None:
+    s = SsmSettings(reaction_time_s=0.1, intrusion_distance_m=0.2, person_uncertainty_m=0.05,
+                    robot_uncertainty_m=0.01)
+    model = Polynomial(a=2.0, b=0.5, k=2.0, c=0.3)
+    # S_p at rest = 1.6 * 0.1 + 0.26 = 0.42
+    for separation in (0.0, 0.25, 0.259, 0.419):
+        assert not rest_fits(s, separation)
+        assert largest_fraction(s, model, separation) is None
+    assert rest_fits(s, 0.42 + 1e-12)
+    assert largest_fraction(s, model, 0.42 + 1e-12) == pytest.approx(0.0, abs=1e-6)
+    # a person standing still (measured speed 0): rest fits from C + Z on
+    assert largest_fraction(s, model, 0.26 + 1e-12, person_speed_m_s=0.0) == pytest.approx(0.0, abs=1e-6)
+    assert largest_fraction(s, model, 0.259, person_speed_m_s=0.0) is None
+
+
+def test_negative_settings_are_rejected() -> None:
+    with pytest.raises(ValueError, match="reaction_time_s"):
+        SsmSettings(reaction_time_s=-0.1)
+    with pytest.raises(ValueError, match="person_speed_m_s"):
+        SsmSettings(person_speed_m_s=math.nan)
+
+
+def test_iso13855_intrusion_distance() -> None:
+    assert iso13855_intrusion_distance(0.010) == 0.0          # 8 (10 - 14) mm < 0
+    assert iso13855_intrusion_distance(0.030) == pytest.approx(0.128)   # 8 (30 - 14) mm
+    assert iso13855_intrusion_distance(0.040) == pytest.approx(0.208)
+    assert iso13855_intrusion_distance(0.050) == 0.850
+
+
+distances = st.floats(0.0, 0.5)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.floats(0.0, 2.5), st.floats(0.0, 0.2), distances, distances, distances,
+       st.floats(0.0, 10.0), st.floats(0.0, 3.0), st.floats(1.0, 3.0), st.floats(0.0, 0.6),
+       st.floats(0.0, 4.0))
+def test_largest_fraction_is_the_inverse_of_the_formula(v_h: float, t_r: float, c: float,
+                                                         z_d: float, z_r: float, a: float,
+                                                         b: float, k: float, t_s: float,
+                                                         separation: float) -> None:
+    s = SsmSettings(v_h, t_r, c, z_d, z_r)
+    model = Polynomial(a, b, k, t_s)
+    fraction = largest_fraction(s, model, separation)
+    if fraction is None:
+        assert separation < separation_at(s, model, 0.0).total_m
+        assert separation < s.constant_m + v_h * t_r + 1e-12
+        return
+    assert 0.0 <= fraction <= 1.0
+    assert separation_at(s, model, fraction).total_m <= separation
+    if fraction < 1.0:
+        assert separation_at(s, model, fraction + 2e-9).total_m > separation
