@@ -180,6 +180,7 @@ class RobotArm:
         self._status = MotionStatus.IDLE
         self.failure: str | None = None  # why the last command FAILED (robot.service names them)
         self.velocity_fraction: float = float(config.velocity_fraction)
+        self.safety_cap: float = 1.0  # set by a safety function below the trees (SSM)
         self._motion: JointMotion | None = None
         self._target: Pose | None = None
         self._goal: np.ndarray | None = None
@@ -264,13 +265,26 @@ class RobotArm:
             raise ValueError(f"velocity fraction {fraction} is not within 0..1")
         self.velocity_fraction = float(fraction)
 
+    def set_safety_cap(self, cap: float) -> None:
+        """Cap the velocity fraction at ``cap`` (0..1) whatever the trees set: a safety function
+        of the controller (speed and separation monitoring); 0 brakes to rest and holds, keeping
+        the motion, which goes on when the cap rises."""
+        if not 0.0 <= cap <= 1.0 or math.isnan(cap):
+            raise ValueError(f"safety cap {cap} is not within 0..1")
+        self.safety_cap = float(cap)
+
+    @property
+    def effective_fraction(self) -> float:
+        """The velocity fraction the motion runs at: the trees', capped by :attr:`safety_cap`."""
+        return min(self.velocity_fraction, self.safety_cap)
+
     # -- one physics step -------------------------------------------------------------
 
     def step(self, dt: float) -> None:
         """Advance the online trajectory by ``dt`` and command the motors (before stepSimulation)."""
         motion = self._ensure_motion(dt)
         if self._status in (MotionStatus.MOVING, MotionStatus.STOPPING):
-            progress = motion.update(self.velocity_fraction)
+            progress = motion.update(self.effective_fraction)
             if progress == Progress.ERROR:
                 self._fail("trajectory_error")
             elif self._status == MotionStatus.STOPPING and progress in (Progress.STOPPED,

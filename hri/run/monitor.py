@@ -53,6 +53,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pybullet as p
 import shapely
@@ -61,6 +62,9 @@ from hri.actor.lookahead import TOP_SPEED_M_S
 from hri.base.errors import SafetyViolation
 from hri.base.geometry import Area
 from hri.run.stats import EventLog, RunStats
+
+if TYPE_CHECKING:
+    from hri.run.ssm_control import SsmTerms
 
 EXACT_M = 1.0  # a smallest separation below this is exact
 CONTACT_M = 0.05  # below this the separation is queried every step (interpenetration)
@@ -71,6 +75,9 @@ SEPARATION_CUTOFF_M = 50.0
 PENETRATION_TOLERANCE_M = 1e-3  # deeper than this, person and robot interpenetrate: a violation
 BOUND_SLACK_M = 1e-6  # the closest-pair query's cutoff beyond the bound, against rounding in the cutoff test
 SPEED_BOUND_SLACK = 1e-6  # relative: a joint speeds' bound this close to the fastest speed so far does not decide
+#: SSM: a separation this much below S_p is not a violation; PyBullet's closest-point distance
+#: is exact to far less (its collision margin is 0 for our shapes), so this only absorbs rounding
+SSM_TOLERANCE_M = 1e-4
 
 
 @dataclass(frozen=True)
@@ -154,8 +161,10 @@ class SafetyMonitor:
 
     def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
                  limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
-                 person_speed: Callable[[], float] | None = None):
+                 person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None):
         self.client = client
+        self.ssm = ssm  # SSM mode: the separation is measured and checked against S_p every step
+        self._ssm_stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
         self.person_speed = person_speed  # the person's bound now (ActorPlugin.speed_bound), else the top speed
         self.strict = strict
         self.zones = zones
@@ -300,8 +309,9 @@ class SafetyMonitor:
         return min(points, key=lambda pt: pt[8], default=None)
 
     def separation_due(self, t: float) -> bool:
-        """A separation query is due at time ``t`` (the person must be posed for it)."""
-        return t >= self.next_separation_t - 1e-12
+        """A separation query is due at time ``t`` (the person must be posed for it); in SSM
+        mode on every step."""
+        return self.ssm is not None or t >= self.next_separation_t - 1e-12
 
     def _closest(self):
         """PyBullet's closest point pair of the person and the robot (None beyond the cutoff).
@@ -395,3 +405,32 @@ class SafetyMonitor:
             self._measure_intrusion(x, y)
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
+        if self.ssm is not None:
+            self._check_ssm(t, zone)
+
+    def _check_ssm(self, t: float, zone: str) -> None:
+        """SSM's invariants while the robot's fastest point is faster than rest: outside a
+        protective stop the separation is at least S_p at the robot's speed (less
+        ``SSM_TOLERANCE_M``); in one, the robot is at rest within T_s of the speed it had when
+        the stop began (S_p is what the separation must be when a stop begins: while braking
+        from an accelerating state the joints still speed up for a few steps)."""
+        fraction, speed = self.robot_speeds()
+        if self.robot.safety_cap > 0.0:
+            self._ssm_stop = None
+        elif self._ssm_stop is None:
+            self._ssm_stop = (t, self.ssm.stopping.time(max(fraction, self.robot.velocity_fraction)))
+        if speed <= self.limits.rest_speed_m_s:
+            return
+        if self._ssm_stop is not None:
+            since, allowed = self._ssm_stop
+            if t - since > allowed + self.dt:
+                self._violation(t, zone, speed, fraction,
+                                f"moving at {speed:.4f} m/s {t - since:.3f} s into a protective stop")
+            return
+        required = self.ssm.required_m(fraction)
+        margin = self.last_separation - required
+        current = self.stats.ssm_margin_min_m
+        self.stats.ssm_margin_min_m = margin if current is None else min(current, margin)
+        if margin < -SSM_TOLERANCE_M:
+            self._violation(t, zone, speed, fraction,
+                            f"separation {self.last_separation:.4f} m below S_p {required:.4f} m")

@@ -42,6 +42,7 @@ from hri.robot.arm import RobotArm
 from hri.net import Network
 from hri.scenario.model import Scenario
 from hri.run.services import SimulationServices
+from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.stats import EventLog, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
 from hri.run.tree_process import RemoteTreeHost
@@ -148,6 +149,7 @@ class Simulation:
         self._faults = list(scenario.faults)
         check_split(self._faults, split)
         self.faults: FaultInjector | None = None
+        self.ssm: SsmController | None = None  # safety.mode ssm: speed and separation monitoring
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
@@ -213,9 +215,13 @@ class Simulation:
         safety = scenario.safety
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
                               safety.rest_speed_m_s, safety.speed_tolerance)
+        terms = self._ssm_terms()
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
                                      self.stats, self.events, self.dt, strict=self.strict,
-                                     person_speed=self.plugin.speed_bound)
+                                     person_speed=self.plugin.speed_bound, ssm=terms)
+        if terms is not None:
+            self.ssm = SsmController(self.client, self.robot, self.plugin.body_id, terms, self.dt,
+                                     self.events.emit)
         if self._faults:
             targets = FaultTargets(self.plugin, link, self.client, self.trees)
             self.faults = FaultInjector(self._faults, targets, self.events.emit)
@@ -227,6 +233,13 @@ class Simulation:
         for observer in self.observers:
             observer.start(self.view)
             self._started.append(observer)
+
+    def _ssm_terms(self) -> SsmTerms | None:
+        """S_p's terms in SSM mode (the arm's stopping model is built here, once), else None."""
+        safety = self.scenario.safety
+        if safety.mode != "ssm":
+            return None
+        return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
         broker = self.services.broker_address
@@ -310,6 +323,8 @@ class Simulation:
         elif animation == PREVIEW:
             self.plugin.preview(t, self.dt)
         posed = bool(animation)
+        if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
+            self.ssm.step(t)
         self.robot.step(self.dt)
         self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
@@ -343,7 +358,9 @@ class Simulation:
         ``PREVIEW``: the body is only posed where it is, for the safety monitor's separation
         query after this step (near the robot, every step), which must not change what the
         person does; ``""``: neither, and the monitor takes the pelvis where a posing
-        would put it (``ActorPlugin.pose_at``). The same with a view: a view never changes a run."""
+        would put it (``ActorPlugin.pose_at``). The same with a view: a view never changes a run.
+        In SSM mode a query is due on every step: the body is posed on every step, for the
+        controller before the arm's step and for the monitor after it."""
         if self.step_count % self.person_every == 0:
             return STEP
         return PREVIEW if self.monitor.separation_due((self.step_count + 1) * self.dt) else ""
@@ -396,6 +413,8 @@ class Simulation:
     def _finish_stats(self, wall_time_s: float) -> None:
         self.stats.sim_time_s = self.now()
         self.stats.wall_time_s = wall_time_s
+        if self.ssm is not None:
+            self.stats.ssm_stops = self.ssm.stops
         self.stats.human_calls = self.called.calls
         self.stats.human_response_times = list(self.called.response_times)
         self.stats.recoveries = len(self.called.response_times)

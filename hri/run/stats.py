@@ -79,6 +79,8 @@ class RunStats:
     safety_violations: int = 0
     max_robot_speed_m_s: float = 0.0
     max_stop_intrusion_m: float | None = None  # deepest into the stop zone before the robot rested
+    ssm_margin_min_m: float | None = None  # SSM: smallest separation minus S_p while the robot moved
+    ssm_stops: int = 0  # SSM: protective stops of the controller
     person_distance_m: float = 0.0
     person_actions: int = 0
     person_actions_failed: int = 0
@@ -135,6 +137,8 @@ class RunStats:
             "safety_violations": self.safety_violations,
             "max_robot_speed_m_s": round(self.max_robot_speed_m_s, 6),
             "max_stop_intrusion_m": None if self.max_stop_intrusion_m is None else round(self.max_stop_intrusion_m, 6),
+            "ssm_margin_min_m": None if self.ssm_margin_min_m is None else round(self.ssm_margin_min_m, 6),
+            "ssm_stops": self.ssm_stops,
             "person_distance_m": round(self.person_distance_m, 6),
             "person_actions": self.person_actions,
             "person_actions_failed": self.person_actions_failed,

@@ -26,7 +26,8 @@ from hri.base.numbers import is_number
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import ROLES, PersonSetup, RobotSetup, SafetySettings, Scenario, SimulationSettings
+from hri.scenario.model import (MEASURED, ROLES, SAFETY_MODES, PersonSetup, RobotSetup, SafetySettings, Scenario,
+                                SimulationSettings, SsmOptions)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
 from hri.workcell.layout import Room
 
@@ -57,7 +58,9 @@ _SCHEMA: dict[str, Any] = {
     "parts": {"size": list, "mass": float, "color": list, "grasp_distance": float, "person_reach": float,
               "person_put_distance": float, "person_put_spread": float, "feeders": list, "sinks": list, "good_surfaces": list, "bad_surfaces": list, "storage_surfaces": list},
     "safety": {"reaction_time_s": float, "stopping_time_s": float, "rest_speed_m_s": float,
-               "speed_tolerance": float},
+               "speed_tolerance": float, "mode": str,
+               "ssm": {"person_speed_m_s": "any", "reaction_time_s": float, "intrusion_distance_m": float,
+                       "person_uncertainty_m": float, "robot_uncertainty_m": float}},
 }
 #: keys a section must have (the others of ``_SCHEMA`` are optional)
 _REQUIRED_IN = {
@@ -248,7 +251,7 @@ def build_scenario(document: Document, file: str) -> Scenario:
         robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config),
         person=PersonSetup(start, float(person["walk_stride_m"]), float(person.get("clearance_m", CLEARANCE_M))),
         zones=zones, areas=areas, poses=poses, trees=trees,
-        safety=SafetySettings(**{key: float(safety[key]) for key in _SCHEMA["safety"]}),
+        safety=_read_safety(safety, fail),
         net=net, parts=read_parts(data, fail), faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
 
@@ -315,6 +318,27 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
     for key in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"):
         if float(data["safety"][key]) < 0:
             fail(f"safety.{key} must not be negative", f"safety.{key}")
+
+
+_SAFETY_NUMBERS = ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance")
+
+
+def _read_safety(safety: dict, fail: Fail) -> SafetySettings:
+    """``safety``: the monitor's limits, the mode and the SSM terms (their types are checked by
+    the schema, their ranges here)."""
+    mode = safety.get("mode", "zones")
+    if mode not in SAFETY_MODES:
+        fail(f"safety.mode must be one of {', '.join(SAFETY_MODES)}, got {mode!r}", "safety.mode")
+    ssm = dict(safety.get("ssm") or {})
+    for key, value in ssm.items():
+        if key == "person_speed_m_s" and value == MEASURED:
+            continue
+        if not is_number(value):  # the schema checked the others' types
+            fail(f"safety.ssm.{key} must be a number of m/s or '{MEASURED}', got {value!r}", f"safety.ssm.{key}")
+        if value < 0:
+            fail(f"safety.ssm.{key} must not be negative", f"safety.ssm.{key}")
+        ssm[key] = float(value)
+    return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm))
 
 
 def _read_room(room: dict, fail: Fail) -> Room:

@@ -54,14 +54,35 @@ class PersonSetup:
     clearance_m: float = CLEARANCE_M
 
 
+SAFETY_MODES = ("zones", "ssm")
+MEASURED = "measured"  # safety.ssm.person_speed_m_s: the person's measured speed instead of a constant
+
+
+@dataclass(frozen=True)
+class SsmOptions:
+    """``safety.ssm``: the terms of the protective separation distance a scenario sets; None
+    keeps the standard's default (:class:`hri.run.ssm.SsmSettings`). ``person_speed_m_s`` is a
+    number or ``MEASURED``."""
+
+    person_speed_m_s: float | str | None = None
+    reaction_time_s: float | None = None
+    intrusion_distance_m: float | None = None
+    person_uncertainty_m: float | None = None
+    robot_uncertainty_m: float | None = None
+
+
 @dataclass(frozen=True)
 class SafetySettings:
-    """``safety``: what the safety monitor allows (:class:`hri.run.monitor.SafetyLimits`)."""
+    """``safety``: what the safety monitor allows (:class:`hri.run.monitor.SafetyLimits`), and
+    the run's safety function: ``zones`` (speed by the person's zone, set by the trees) or
+    ``ssm`` (speed and separation monitoring below the trees, :mod:`hri.run.ssm_control`)."""
 
     reaction_time_s: float
     stopping_time_s: float
     rest_speed_m_s: float
     speed_tolerance: float
+    mode: str = "zones"
+    ssm: SsmOptions = SsmOptions()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,134 @@
+"""Speed and separation monitoring as a safety function of the robot's controller, below the
+trees (ISO/TS 15066:2016, clause 5.5.4; J. A. Marvel and R. Norcross, "Implementing speed and
+separation monitoring in collaborative robot workcells", Robotics and Computer-Integrated
+Manufacturing 44 (2017) 144-155).
+
+:class:`SsmTerms` is S_p of :mod:`hri.run.ssm` for our arm: the scenario's terms
+(``safety.ssm``), the arm's :class:`~hri.robot.stopping.StoppingModel` (built once at start-up)
+and the person's speed, the constant of the settings or, with ``person_speed_m_s: measured``,
+what the person does now (``ActorPlugin.speed_bound``: the top speed of its clip or walk,
+nothing while it stands still).
+
+:class:`SsmController` acts on every physics step, before the arm's own step: it measures the
+separation d (PyBullet's closest points of the person's body, posed for this step, and the
+robot), takes the robot's speed as the larger of the fraction it runs at and the fraction its
+joints measure, and caps the arm's velocity fraction (:meth:`RobotArm.set_safety_cap`) at the
+largest one whose S_p fits ``d`` less what the gap can close before the next step's
+measurement, (v_h + v_r) dt. When even that fraction's S_p does not fit the robot's present
+speed (or rest does not fit) it makes a protective stop: cap 0, which brakes as ``halt()`` does
+but keeps the motion, which goes on when the cap rises again. ``ssm_stop`` and ``ssm_resume``
+events mark them. Acting every step makes T_r one physics step (the settings' default).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pybullet as p
+
+from hri.robot.arm import RobotArm
+from hri.robot.stopping import StoppingModel
+from hri.run.ssm import SsmSettings, largest_fraction, separation_at
+from hri.scenario.model import MEASURED, SsmOptions
+
+_CUTOFF_SLACK_M = 0.05  # the closest-points query's reach beyond what can change the cap
+
+
+def ssm_settings(options: SsmOptions) -> SsmSettings:
+    """The scenario's ``safety.ssm`` over the standard's defaults (a measured person speed
+    leaves the default constant, which the measurement replaces)."""
+    given = {name: value for name, value in vars(options).items()
+             if value is not None and value != MEASURED}
+    return SsmSettings(**given)
+
+
+def stopping_model(robot: RobotArm, dt: float) -> StoppingModel:
+    """The arm's stopping model (``StoppingModel.for_arm``), computed once per process for the
+    same limits and step: a thousand brakings, seconds of set-up otherwise in every run."""
+    return _stopping_model(tuple(robot.model.max_velocity.tolist()), tuple(robot.config.max_acceleration),
+                           tuple(robot.config.max_jerk), tuple(robot.scene.joint_reach.tolist()), dt)
+
+
+@functools.lru_cache(maxsize=8)
+def _stopping_model(max_velocity: tuple[float, ...], max_acceleration: tuple[float, ...],
+                    max_jerk: tuple[float, ...], joint_reach: tuple[float, ...], dt: float) -> StoppingModel:
+    return StoppingModel.from_limits(*(np.array(values) for values in
+                                       (max_velocity, max_acceleration, max_jerk, joint_reach)), dt)
+
+
+@dataclass(frozen=True)
+class SsmTerms:
+    """S_p of our arm at a velocity fraction, with the person's speed now."""
+
+    settings: SsmSettings
+    stopping: StoppingModel
+    person_speed: Callable[[], float] | None = None  # measured; None: the settings' constant
+
+    @classmethod
+    def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float,
+                measured: Callable[[], float]) -> "SsmTerms":
+        """The terms of a run: ``measured`` is the person's speed bound, used when the
+        scenario asks for the measured speed."""
+        person = measured if options.person_speed_m_s == MEASURED else None
+        return cls(ssm_settings(options), stopping_model(robot, dt), person)
+
+    def person_m_s(self) -> float:
+        """v_h now."""
+        return self.settings.person_speed_m_s if self.person_speed is None else self.person_speed()
+
+    def required_m(self, fraction: float, person_m_s: float | None = None) -> float:
+        """S_p (m) with the robot at ``fraction``."""
+        v_h = self.person_m_s() if person_m_s is None else person_m_s
+        return separation_at(self.settings, self.stopping, fraction, v_h).total_m
+
+    def largest(self, separation_m: float, person_m_s: float) -> float | None:
+        """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
+        return largest_fraction(self.settings, self.stopping, separation_m, person_m_s)
+
+
+class SsmController:
+    """Caps the arm's speed every physics step so that the separation keeps S_p."""
+
+    def __init__(self, client: int, robot: RobotArm, person_body: int, terms: SsmTerms, dt: float,
+                 emit: Callable[..., None]):
+        self.client = client
+        self.robot = robot
+        self.person_body = person_body
+        self.terms = terms
+        self.dt = dt
+        self.emit = emit  # (t, event, **fields) of the run's event log
+        self.stopped = False
+        self.stops = 0
+        self.separation_m = math.inf
+
+    def step(self, t: float) -> None:
+        """Measure, decide and set the cap for the arm's step at ``t`` (the person posed)."""
+        v_h = self.terms.person_m_s()
+        closing = (v_h + self.terms.stopping.speed(1.0)) * self.dt
+        cutoff = self.terms.required_m(1.0, v_h) + closing + _CUTOFF_SLACK_M
+        self.separation_m = self._separation(cutoff)
+        usable = self.separation_m - closing
+        current = max(self.robot.effective_fraction, self.robot.joint_speeds()[0])
+        cap = self.terms.largest(usable - closing, v_h)
+        stop = cap is None or cap <= 0.0 or self.terms.required_m(current, v_h) > usable
+        self._follow(t, stop)
+        self.robot.set_safety_cap(0.0 if stop else cap)
+
+    def _separation(self, cutoff: float) -> float:
+        """The person-robot distance (m), or ``cutoff`` when they are farther apart."""
+        points = p.getClosestPoints(self.person_body, self.robot.body_id, cutoff,
+                                    physicsClientId=self.client)
+        return min((point[8] for point in points), default=cutoff)
+
+    def _follow(self, t: float, stop: bool) -> None:
+        """The ``ssm_stop`` and ``ssm_resume`` events."""
+        if stop == self.stopped:
+            return
+        self.stopped = stop
+        if stop:
+            self.stops += 1
+        self.emit(t, "ssm_stop" if stop else "ssm_resume", separation_m=round(self.separation_m, 6))

@@ -1,0 +1,91 @@
+"""Speed and separation monitoring in a run (``safety.mode: ssm``): the controller below the
+trees keeps S_p, the monitor checks it and can fail, a preset runs without violations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hri.run.sim import Simulation
+from hri.run.ssm_control import SsmController
+from hri.scenario.load import load_scenario
+
+WALK = Path(__file__).parent / "data" / "ssm" / "walk_at_robot.xml"
+INTRUSION_M = 0.1  # C: a separation the robot must keep at rest, so the test can see it
+# the person walks straight at the robot (down the room along x = 1.3) and the zones are
+# shrunk into the room's corner, out of the walk: the robot's tree never slows or halts it,
+# SSM alone does
+WALK_AT_ROBOT = ["safety.mode=ssm", f"trees.person={WALK}",
+                 "person.start={position: [1.3, 5.6, 0.0], yaw_deg: -90}",
+                 f"safety.ssm.intrusion_distance_m={INTRUSION_M}",
+                 "zones.warning=[[7.6, 5.6], [8.0, 5.6], [8.0, 6.0], [7.6, 6.0]]",
+                 "zones.stop=[[7.8, 5.8], [8.0, 5.8], [8.0, 6.0], [7.8, 6.0]]"]
+WALK_S = 4.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float
+    separation_m: float  # the monitor's, after the step
+    speed_m_s: float     # the robot's fastest point
+    person_y: float
+
+
+def _walk(seconds: float = WALK_S) -> tuple[list[Sample], dict, Simulation]:
+    scenario = load_scenario("coexistence", WALK_AT_ROBOT)
+    with Simulation(scenario, seed=1) as sim:
+        samples = []
+        for _ in range(int(seconds / sim.dt)):
+            sim.step()
+            samples.append(Sample(sim.now(), sim.monitor.last_separation,
+                                  sim.robot.fastest_point_speed(), sim.plugin.pose.y))
+        return samples, sim.stats.as_dict(), sim
+
+
+def test_a_person_walking_at_the_working_robot_finds_it_at_rest_and_no_violation():
+    samples, stats, sim = _walk()
+    rest = sim.scenario.safety.rest_speed_m_s
+    assert max(s.speed_m_s for s in samples) > 0.5  # the robot was working at speed
+    arrived = next(s for s in samples if s.person_y <= 1.76)  # the walk's end, next to the table
+    before = [s for s in samples if s.t <= arrived.t]
+    at_rest = next(s for s in reversed(before) if s.speed_m_s < rest)
+    assert at_rest.t < arrived.t
+    assert at_rest.separation_m >= INTRUSION_M
+    moving = [s for s in samples if s.speed_m_s >= rest]
+    assert min(s.separation_m for s in moving) >= INTRUSION_M
+    assert stats["safety_violations"] == 0
+    assert sim.ssm.stops >= 1  # counted into the statistics when a run finishes
+    assert stats["ssm_margin_min_m"] >= -1e-4
+
+
+def test_the_monitor_counts_a_violation_when_the_robot_ignores_s_p(monkeypatch):
+    """The check can fail: a controller that never caps the speed."""
+    def never_cap(self: SsmController, t: float) -> None:
+        self.robot.set_safety_cap(1.0)
+
+    monkeypatch.setattr(SsmController, "step", never_cap)
+    _samples, stats, _sim = _walk(2.5)
+    assert stats["safety_violations"] > 0
+    assert stats["ssm_margin_min_m"] < 0.0
+
+
+def test_zone_mode_leaves_the_ssm_figures_empty():
+    scenario = load_scenario("coexistence")
+    with Simulation(scenario, seed=1) as sim:
+        assert sim.ssm is None and sim.robot.safety_cap == 1.0
+        sim.run(0.5)
+        stats = sim.stats.as_dict()
+    assert stats["ssm_margin_min_m"] is None and stats["ssm_stops"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["coexistence", "cooperation", "collaboration"])
+def test_a_preset_in_ssm_mode_runs_a_minute_without_violations(preset):
+    scenario = load_scenario(preset, ["safety.mode=ssm"])
+    with Simulation(scenario, seed=1) as sim:
+        stats = sim.run(60.0)
+    assert stats["safety_violations"] == 0
+    assert stats["robot_cycles"] > 0
+    assert stats["ssm_margin_min_m"] >= -1e-4
