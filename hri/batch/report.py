@@ -148,13 +148,16 @@ def paired(a: dict[Any, float], b: dict[Any, float], level: float = 0.95) -> Dif
 
 
 # Every statistic of stats.json counts, times, measures distances or speeds: none is
-# negative (top-level keys; nested ones, zone_time_s.stop, take their parent's range).
+# negative (top-level keys; nested ones, zone_time_s.stop, take their parent's range), but
+# those of SIGNED (a margin, negative when a run broke it).
+SIGNED = frozenset({"ssm_margin_min_m"})
 NON_NEGATIVE = frozenset({
     "wall_time_s", "real_time_factor", "zone_time_s", "zone_entries", "robot_time_s", "protective_stops",
     "min_separation_m", "robot_cycles", "human_calls", "human_response_s", "safety_violations",
     "max_robot_speed_m_s", "max_stop_intrusion_m", "person_distance_m", "person_actions",
     "person_actions_failed", "person_action_failures", "robot_move_failures", "service_call_failures",
-    "robot_failures", "recoveries", "parts", "parts_good", "parts_bad", "parts_shelved", "messages_dropped"})
+    "robot_failures", "recoveries", "parts", "parts_good", "parts_bad", "parts_shelved", "messages_dropped",
+    "ssm_stops"})
 
 
 def lower_bound(metric: str) -> float | None:
