@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 
 import numpy as np
-from ruckig import (ControlInterface, InputParameter, OutputParameter, Result, Ruckig,
+from ruckig import (ControlInterface, InputParameter, OutputParameter, Result, Ruckig, RuckigError,
                     Synchronization)
 
 #: below this velocity fraction the motion is held (braked) instead of crawling
@@ -140,7 +140,10 @@ class JointMotion:
                 inp.target_position = self._waypoints[target].tolist()
             inp.target_velocity = self._zeros
             inp.target_acceleration = self._zeros
-        result = self._otg.update(inp, self._out)
+        try:
+            result = self._otg.update(inp, self._out)
+        except RuckigError:  # a calculation it could not finish (it raises some, returns others)
+            return Progress.ERROR
         if result not in (Result.Working, Result.Finished):
             return Progress.ERROR
         self._out.pass_to_input(inp)

@@ -457,3 +457,22 @@ def test_a_segment_through_the_panel_is_invalid_and_one_beside_it_valid() -> Non
         assert scene.segment_valid(left, left_near, 0.02)
     finally:
         sim.close()
+
+
+def test_a_calculation_ruckig_cannot_finish_is_an_error_not_a_crash(monkeypatch) -> None:
+    """ruckig raises some of its errors (a time synchronisation it cannot finish, met with the
+    speed capped anew on every step) and returns others: both end the move as an error."""
+    import ruckig
+
+    from hri.robot.motion import JointMotion, Progress
+
+    limits = np.ones(6)
+    motion = JointMotion(np.zeros(6), limits, limits, limits * 10.0, 1.0 / 240.0)
+    motion.follow([np.full(6, 0.5)])
+    assert motion.update(1.0) == Progress.MOVING
+
+    def refuse(*args):
+        raise ruckig.RuckigError("error in step 2 in dof: 4 for t sync")
+
+    monkeypatch.setattr(motion, "_otg", type("Refusing", (), {"update": staticmethod(refuse)})())
+    assert motion.update(0.5) == Progress.ERROR
