@@ -29,6 +29,7 @@ checked against it (tests/test_stopping.py): never below.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,8 +99,7 @@ class StoppingModel:
 
     def _at_or_above(self, fraction: float) -> int:
         """The index of the grid point at or above ``fraction`` (the last one beyond 1)."""
-        index = int(np.searchsorted(self.fractions, fraction, side="left"))
-        return min(index, len(self.fractions) - 1)
+        return min(bisect.bisect_left(self.fractions, fraction), len(self.fractions) - 1)
 
     def speed(self, fraction: float) -> float:
         """v_r (m/s): no robot point is faster at ``fraction``."""

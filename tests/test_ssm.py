@@ -4,13 +4,16 @@ the edge where even rest does not fit."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from hri.run.ssm import (PERSON_SPEED_M_S, SsmSettings, iso13855_intrusion_distance,
+from hri.run.ssm import (PERSON_SPEED_M_S, SeparationTable, SsmSettings, iso13855_intrusion_distance,
                          largest_fraction, protective_separation, rest_fits, separation_at)
 
 
@@ -128,3 +131,83 @@ def test_largest_fraction_is_the_inverse_of_the_formula(v_h: float, t_r: float, 
     assert separation_at(s, model, fraction).total_m <= separation
     if fraction < 1.0:
         assert separation_at(s, model, fraction + 2e-9).total_m > separation
+
+
+@dataclass(frozen=True)
+class Table:
+    """A tabulated stopping model (the shape of hri.robot.stopping.StoppingModel)."""
+
+    fractions: tuple[float, ...]
+    distances_m: tuple[float, ...]
+    times_s: tuple[float, ...]
+    speed_per_fraction_m_s: float
+
+    def _at(self, fraction: float) -> int:
+        return min(bisect.bisect_left(self.fractions, fraction), len(self.fractions) - 1)
+
+    def speed(self, fraction: float) -> float:
+        return fraction * self.speed_per_fraction_m_s
+
+    def distance(self, fraction: float) -> float:
+        return self.distances_m[self._at(fraction)]
+
+    def time(self, fraction: float) -> float:
+        return self.times_s[self._at(fraction)]
+
+
+def _table(rises: list[float], times: list[float], speed: float) -> Table:
+    """A grid of len(rises) + 1 points from 0, with growing S_s and T_s (0 at rest)."""
+    count = len(rises)
+    return Table(tuple(k / count for k in range(count + 1)),
+                 tuple(itertools.accumulate([0.0, *rises])), tuple(itertools.accumulate([0.0, *times])),
+                 speed)
+
+
+steps = st.lists(st.floats(0.0, 0.5), min_size=20, max_size=20)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.floats(0.0, 2.5), st.floats(0.0, 0.2), distances, steps, steps, st.floats(0.0, 10.0),
+       st.floats(0.0, 8.0))
+def test_the_table_inverse_agrees_with_bisection(v_h: float, t_r: float, c: float, rises: list[float],
+                                                 times: list[float], speed: float,
+                                                 separation: float) -> None:
+    s = SsmSettings(v_h, t_r, c)
+    model = _table(rises, [t / 10 for t in times], speed)
+    fast = SeparationTable(s, model).largest(separation, v_h)
+    slow = largest_fraction(s, model, separation)
+    if slow is None:
+        assert fast is None
+        return
+    assert fast == pytest.approx(slow, abs=1e-8)
+    assert separation_at(s, model, fast).total_m <= separation + 1e-12
+
+
+def test_the_table_inverse_against_a_hand_calculation() -> None:
+    s = SsmSettings(person_speed_m_s=1.0, reaction_time_s=0.1, intrusion_distance_m=0.1)
+    model = Table((0.0, 0.5, 1.0), (0.0, 0.2, 0.6), (0.0, 0.1, 0.3), 2.0)
+    table = SeparationTable(s, model)
+    # rest: S_p = 1.0 * 0.1 + 0.1 = 0.2; point 0.5: 1.0 * (0.1 + 0.1) + 0.5 * 2 * 0.1 + 0.2 + 0.1
+    # = 0.6; point 1: 1.0 * 0.4 + 0.2 + 0.6 + 0.1 = 1.3
+    assert table.largest(0.19, 1.0) is None
+    assert table.largest(0.6, 1.0) == pytest.approx(0.5)
+    assert table.largest(1.3 + 1e-12, 1.0) == 1.0
+    # between 0.5 and 1: S_p(f) = 0.4 + 0.2 f + 0.6 + 0.1 = 1.1 + 0.2 f <= 1.2 gives f = 0.5;
+    # 1.25 gives f = 0.75
+    assert table.largest(1.25, 1.0) == pytest.approx(0.75)
+    # between 0 and 0.5: S_p(f) = 1.0 * 0.2 + 0.2 f + 0.2 + 0.1 = 0.5 + 0.2 f: 0.55 gives 0.25
+    assert table.largest(0.55, 1.0) == pytest.approx(0.25)
+    # a slower person: v_h = 0.5, rest S_p = 0.15
+    assert table.largest(0.16, 0.5) == pytest.approx(0.0)
+
+
+def test_the_table_s_p_is_the_formula_s_at_the_arm_s_own_model() -> None:
+    from hri.robot.stopping import StoppingModel  # the arm's real model: 1001 grid points
+    model = StoppingModel.from_limits(np.full(6, 3.0), np.full(6, 10.0), np.full(6, 100.0),
+                                      np.array([1.0, 0.9, 0.5, 0.3, 0.2, 0.1]), 1.0 / 240.0)
+    s = SsmSettings(intrusion_distance_m=0.05)
+    table = SeparationTable(s, model)
+    for fraction in (0.0, 1e-4, 0.0015, 0.25, 0.3337, 0.999, 1.0):
+        for v_h in (0.0, 0.7, 1.6):
+            assert table.required(fraction, v_h) == pytest.approx(
+                separation_at(s, model, fraction, v_h).total_m, rel=1e-12)

@@ -78,6 +78,12 @@ SPEED_BOUND_SLACK = 1e-6  # relative: a joint speeds' bound this close to the fa
 #: SSM: a separation this much below S_p is not a violation; PyBullet's closest-point distance
 #: is exact to far less (its collision margin is 0 for our shapes), so this only absorbs rounding
 SSM_TOLERANCE_M = 1e-4
+#: SSM: a margin (separation - S_p) below this is measured, not bounded (ssm_margin_min_m exact)
+SSM_EXACT_MARGIN_M = 0.02
+#: SSM: while the controller caps the speed, the separation it uses is queried at least this
+#: often, or when its bound has fallen this far (what the cap loses to a stale bound)
+SSM_REFRESH_S = 0.05
+SSM_STALE_M = 0.05
 
 
 @dataclass(frozen=True)
@@ -192,6 +198,10 @@ class SafetyMonitor:
         self._speed = 0.0
         self._joint_figures = (0.0, 0.0)
         self.last_separation = math.inf
+        self._posed = False
+        self.measured_t = -math.inf  # when the last query was taken
+        self._bound_origin = 0.0  # the separation is at least last_separation - closing (t - this)
+        self.pose_person: Callable[[], None] | None = None  # SSM: poses the body for a query after a step
         self._closest_links: tuple[int, int] | None = None  # (person link, robot link) of the last query
         self.closest: tuple[float, tuple] | None = None  # (t, PyBullet's closest-point record)
         self.now = 0.0
@@ -234,6 +244,10 @@ class SafetyMonitor:
             self._speed = self.robot.fastest_point_speed()
             self.stats.max_robot_speed_m_s = max(self.stats.max_robot_speed_m_s, self._speed)
         return fraction, self._speed
+
+    def joint_fraction(self) -> float:
+        """The largest joint speed fraction measured after the last step."""
+        return self._joint_speeds()[0]
 
     def _joint_speeds(self) -> tuple[float, float]:
         """The joint speed fraction and a bound of any point's speed, once per step."""
@@ -309,9 +323,20 @@ class SafetyMonitor:
         return min(points, key=lambda pt: pt[8], default=None)
 
     def separation_due(self, t: float) -> bool:
-        """A separation query is due at time ``t`` (the person must be posed for it); in SSM
-        mode on every step."""
-        return self.ssm is not None or t >= self.next_separation_t - 1e-12
+        """A separation query is due at time ``t`` (the person must be posed for it): for the
+        statistics (the schedule above) or, in SSM mode, for the speed controller."""
+        if t >= self.next_separation_t - 1e-12:
+            return True
+        return self.ssm is not None and self._controller_due(t)
+
+    def _controller_due(self, t: float) -> bool:
+        """The SSM controller caps the speed from :meth:`separation_bound`: while the bound is
+        within reach of S_p at full speed, a fresh query is due when the last one is
+        ``SSM_REFRESH_S`` old or the bound has fallen ``SSM_STALE_M`` below it."""
+        bound = self.separation_bound(t)
+        if t - self.measured_t < SSM_REFRESH_S and self.last_separation - bound < SSM_STALE_M:
+            return False
+        return bound - 2.0 * self.closing_speed * self.dt < self.ssm.required_m(1.0)
 
     def _closest(self):
         """PyBullet's closest point pair of the person and the robot (None beyond the cutoff).
@@ -345,15 +370,26 @@ class SafetyMonitor:
         if self._joints_at == self.steps:
             unused += self.robot_capability - self._joint_figures[1]
         if unused:
-            self.next_separation_t += unused * self.dt / self.closing_speed
+            credit = unused * self.dt / self.closing_speed
+            self.next_separation_t += credit
+            self._bound_origin += credit
+
+    def separation_bound(self, t: float) -> float:
+        """A lower bound of the separation at ``t`` from the last query: the gap closes no
+        faster than the closing speed, less what the robot and the person left unused since."""
+        return self.last_separation - self.closing_speed * max(0.0, t - self._bound_origin)
 
     def _update_separation(self, posed: bool, ahead_s: float) -> None:
-        if not posed or not self.separation_due(self.now + ahead_s):
-            return
+        if posed and self.separation_due(self.now + ahead_s):
+            self._measure_separation()
+
+    def _measure_separation(self) -> None:
+        """Query the separation now (the person posed), check it and schedule the next."""
         closest = self._closest()
         self._closest_links = None if closest is None else (closest[3], closest[4])
         distance = closest[8] if closest is not None else SEPARATION_CUTOFF_M
         self.last_separation = distance
+        self.measured_t = self._bound_origin = self.now
         if distance < -PENETRATION_TOLERANCE_M:
             names = self._closest_names(closest)
             fraction, speed = self.robot_speeds()
@@ -386,6 +422,7 @@ class SafetyMonitor:
         from it), because the body is posed now anyway and would have to be posed for it later."""
         self.now = t
         self.steps += 1
+        self._posed = posed
         last = self.last_xy
         if last is None or last[0] != x or last[1] != y:
             self._update_zone(t, x, y)
@@ -403,34 +440,54 @@ class SafetyMonitor:
             self._check_speed(t, zone)
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(x, y)
+        if self.ssm is not None:
+            self._joint_speeds()  # every step: the separation bound gains what the robot left unused
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
         if self.ssm is not None:
             self._check_ssm(t, zone)
 
     def _check_ssm(self, t: float, zone: str) -> None:
-        """SSM's invariants while the robot's fastest point is faster than rest: outside a
-        protective stop the separation is at least S_p at the robot's speed (less
-        ``SSM_TOLERANCE_M``); in one, the robot is at rest within T_s of the speed it had when
-        the stop began (S_p is what the separation must be when a stop begins: while braking
-        from an accelerating state the joints still speed up for a few steps)."""
-        fraction, speed = self.robot_speeds()
+        """SSM's invariants while the robot moves (the joint speeds' bound of its fastest point
+        above rest): outside a protective stop the separation is at least S_p at the robot's
+        speed (less ``SSM_TOLERANCE_M``); in one, the robot is at rest within T_s of the speed
+        it had when the stop began (S_p is what the separation must be when a stop begins:
+        while braking from an accelerating state the joints still speed up for a few steps).
+
+        The separation is :meth:`separation_bound` unless that leaves the margin below
+        ``SSM_EXACT_MARGIN_M`` and below the smallest so far: then it is queried (the person
+        posed for it). So every violation is measured, and ``ssm_margin_min_m`` is exact
+        whenever it is below ``SSM_EXACT_MARGIN_M`` (above, it lies between that and the
+        exact value)."""
+        fraction, bound = self._joint_speeds()
         if self.robot.safety_cap > 0.0:
             self._ssm_stop = None
         elif self._ssm_stop is None:
             self._ssm_stop = (t, self.ssm.stopping.time(max(fraction, self.robot.velocity_fraction)))
-        if speed <= self.limits.rest_speed_m_s:
+        if bound <= self.limits.rest_speed_m_s:
             return
         if self._ssm_stop is not None:
             since, allowed = self._ssm_stop
-            if t - since > allowed + self.dt:
-                self._violation(t, zone, speed, fraction,
-                                f"moving at {speed:.4f} m/s {t - since:.3f} s into a protective stop")
+            if t - since > allowed + self.dt and self.robot_speeds()[1] > self.limits.rest_speed_m_s:
+                self._violation(t, zone, self._speed, fraction,
+                                f"moving at {self._speed:.4f} m/s {t - since:.3f} s into a protective stop")
             return
         required = self.ssm.required_m(fraction)
-        margin = self.last_separation - required
-        current = self.stats.ssm_margin_min_m
-        self.stats.ssm_margin_min_m = margin if current is None else min(current, margin)
-        if margin < -SSM_TOLERANCE_M:
-            self._violation(t, zone, speed, fraction,
-                            f"separation {self.last_separation:.4f} m below S_p {required:.4f} m")
+        smallest = self.stats.ssm_margin_min_m
+        exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
+        separation = self.separation_bound(t)
+        if separation - required < exact_below and self.measured_t != t:
+            self._measure_posed()
+            separation = self.last_separation
+        margin = separation - required
+        self.stats.ssm_margin_min_m = margin if smallest is None else min(smallest, margin)
+        if margin < -SSM_TOLERANCE_M and self.robot_speeds()[1] > self.limits.rest_speed_m_s:
+            self._violation(t, zone, self._speed, fraction,
+                            f"separation {separation:.4f} m below S_p {required:.4f} m")
+
+    def _measure_posed(self) -> None:
+        """Query the separation now, posing the person first if this step did not."""
+        if not self._posed and self.pose_person is not None:
+            self.pose_person()
+            self._posed = True
+        self._measure_separation()

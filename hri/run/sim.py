@@ -220,8 +220,8 @@ class Simulation:
                                      self.stats, self.events, self.dt, strict=self.strict,
                                      person_speed=self.plugin.speed_bound, ssm=terms)
         if terms is not None:
-            self.ssm = SsmController(self.client, self.robot, self.plugin.body_id, terms, self.dt,
-                                     self.events.emit)
+            self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit)
+            self.monitor.pose_person = lambda: self.plugin.preview(self.now() - self.dt, self.dt)
         if self._faults:
             targets = FaultTargets(self.plugin, link, self.client, self.trees)
             self.faults = FaultInjector(self._faults, targets, self.events.emit)
@@ -324,7 +324,7 @@ class Simulation:
             self.plugin.preview(t, self.dt)
         posed = bool(animation)
         if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
-            self.ssm.step(t)
+            self.ssm.step(t, self.monitor.separation_bound(t + self.dt), self.monitor.joint_fraction())
         self.robot.step(self.dt)
         self.parts.step()
         p.stepSimulation(physicsClientId=self.client)
@@ -359,8 +359,9 @@ class Simulation:
         query after this step (near the robot, every step), which must not change what the
         person does; ``""``: neither, and the monitor takes the pelvis where a posing
         would put it (``ActorPlugin.pose_at``). The same with a view: a view never changes a run.
-        In SSM mode a query is due on every step: the body is posed on every step, for the
-        controller before the arm's step and for the monitor after it."""
+        In SSM mode the monitor also poses the body after a step for a query of its own
+        (``SafetyMonitor.pose_person``): the person's body has no collisions, so when it is
+        posed never changes the physics."""
         if self.step_count % self.person_every == 0:
             return STEP
         return PREVIEW if self.monitor.separation_due((self.step_count + 1) * self.dt) else ""

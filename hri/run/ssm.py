@@ -25,6 +25,8 @@ stop).
 
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -140,3 +142,65 @@ def largest_fraction(settings: SsmSettings, stopping: Stopping, separation_m: fl
         middle = 0.5 * (low + high)
         low, high = (middle, high) if fits(middle) else (low, middle)
     return low
+
+
+class Tabulated(Protocol):
+    """A stopping model tabulated over the velocity fraction (:class:`StoppingModel`): at a
+    fraction ``f`` with ``fractions[k-1] < f <= fractions[k]`` S_s and T_s are those of point
+    ``k``, which grow with ``k``, and v_r is ``f * speed_per_fraction_m_s``."""
+
+    fractions: tuple[float, ...]
+    distances_m: tuple[float, ...]
+    times_s: tuple[float, ...]
+    speed_per_fraction_m_s: float
+
+
+class SeparationTable:
+    """S_p and :func:`largest_fraction` for a tabulated stopping model, exact, without
+    bisection and in plain floats: the robot's speed controller and the monitor ask them on
+    every physics step.
+
+    At the grid points S_p = v_h (T_r + T_s[k]) + f_k v T_r + S_s[k] + C, which grows with
+    ``k``; the largest point that fits is found by binary search, and between it and the next
+    S_p is linear in ``f`` (that point's S_s and T_s), so the largest fitting fraction there
+    follows in closed form."""
+
+    def __init__(self, settings: SsmSettings, stopping: Tabulated):
+        self.fractions = list(stopping.fractions)
+        self.distances_m = list(stopping.distances_m)
+        self.times_s = list(stopping.times_s)
+        self._reaction_s = settings.reaction_time_s
+        self._constant_m = settings.constant_m
+        self._slope = stopping.speed_per_fraction_m_s * settings.reaction_time_s  # dS_r / df
+        self._person_m_s = math.nan
+        self._points: list[float] = []
+
+    def required(self, fraction: float, person_m_s: float) -> float:
+        """S_p (m) at ``fraction`` (as :func:`separation_at` with the tabulated model)."""
+        k = min(bisect.bisect_left(self.fractions, fraction), len(self.fractions) - 1)
+        return (person_m_s * (self._reaction_s + self.times_s[k]) + fraction * self._slope
+                + self.distances_m[k] + self._constant_m)
+
+    def largest(self, separation_m: float, person_m_s: float) -> float | None:
+        """The largest fraction in 0..1 whose S_p fits ``separation_m``; None: not even rest."""
+        points = self._at_points(person_m_s)
+        k = bisect.bisect_right(points, separation_m) - 1
+        if k < 0:
+            return None
+        if k == len(points) - 1:
+            return 1.0
+        # between point k and k + 1, S_p takes point k + 1's S_s and T_s, and grows with f
+        low, high = self.fractions[k], self.fractions[k + 1]
+        rest = separation_m - (points[k + 1] - high * self._slope)  # what f * slope may take
+        if rest >= high * self._slope:
+            return high
+        if rest <= low * self._slope:
+            return low
+        return rest / self._slope
+
+    def _at_points(self, person_m_s: float) -> list[float]:
+        """S_p at the grid points for the person's speed (kept while it stays the same)."""
+        if person_m_s != self._person_m_s:
+            self._person_m_s = person_m_s
+            self._points = [self.required(f, person_m_s) for f in self.fractions]
+        return self._points

@@ -28,15 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pybullet as p
 
 from hri.robot.arm import RobotArm
 from hri.robot.stopping import StoppingModel
-from hri.run.ssm import SsmSettings, largest_fraction, separation_at
+from hri.run.ssm import SeparationTable, SsmSettings
 from hri.scenario.model import MEASURED, SsmOptions
-
-_CUTOFF_SLACK_M = 0.05  # the closest-points query's reach beyond what can change the cap
-
 
 def ssm_settings(options: SsmOptions) -> SsmSettings:
     """The scenario's ``safety.ssm`` over the standard's defaults (a measured person speed
@@ -82,22 +78,22 @@ class SsmTerms:
 
     def required_m(self, fraction: float, person_m_s: float | None = None) -> float:
         """S_p (m) with the robot at ``fraction``."""
-        v_h = self.person_m_s() if person_m_s is None else person_m_s
-        return separation_at(self.settings, self.stopping, fraction, v_h).total_m
+        return self.table.required(fraction, self.person_m_s() if person_m_s is None else person_m_s)
 
     def largest(self, separation_m: float, person_m_s: float) -> float | None:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
-        return largest_fraction(self.settings, self.stopping, separation_m, person_m_s)
+        return self.table.largest(separation_m, person_m_s)
+
+    @functools.cached_property
+    def table(self) -> SeparationTable:
+        return SeparationTable(self.settings, self.stopping)
 
 
 class SsmController:
     """Caps the arm's speed every physics step so that the separation keeps S_p."""
 
-    def __init__(self, client: int, robot: RobotArm, person_body: int, terms: SsmTerms, dt: float,
-                 emit: Callable[..., None]):
-        self.client = client
+    def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, emit: Callable[..., None]):
         self.robot = robot
-        self.person_body = person_body
         self.terms = terms
         self.dt = dt
         self.emit = emit  # (t, event, **fields) of the run's event log
@@ -105,24 +101,18 @@ class SsmController:
         self.stops = 0
         self.separation_m = math.inf
 
-    def step(self, t: float) -> None:
-        """Measure, decide and set the cap for the arm's step at ``t`` (the person posed)."""
+    def step(self, t: float, separation_m: float, joint_fraction: float) -> None:
+        """Decide and set the cap for the arm's step from ``t``: ``separation_m`` is a lower
+        bound of the separation at the step's end as if the robot stood still,
+        ``joint_fraction`` the largest of the joints' measured speed fractions now."""
         v_h = self.terms.person_m_s()
         closing = (v_h + self.terms.stopping.speed(1.0)) * self.dt
-        cutoff = self.terms.required_m(1.0, v_h) + closing + _CUTOFF_SLACK_M
-        self.separation_m = self._separation(cutoff)
-        usable = self.separation_m - closing
-        current = max(self.robot.effective_fraction, self.robot.joint_speeds()[0])
-        cap = self.terms.largest(usable - closing, v_h)
-        stop = cap is None or cap <= 0.0 or self.terms.required_m(current, v_h) > usable
+        self.separation_m = separation_m
+        current = max(self.robot.effective_fraction, joint_fraction)
+        cap = self.terms.largest(separation_m - closing, v_h)
+        stop = cap is None or cap <= 0.0 or self.terms.required_m(current, v_h) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else cap)
-
-    def _separation(self, cutoff: float) -> float:
-        """The person-robot distance (m), or ``cutoff`` when they are farther apart."""
-        points = p.getClosestPoints(self.person_body, self.robot.body_id, cutoff,
-                                    physicsClientId=self.client)
-        return min((point[8] for point in points), default=cutoff)
 
     def _follow(self, t: float, stop: bool) -> None:
         """The ``ssm_stop`` and ``ssm_resume`` events."""
