@@ -98,3 +98,29 @@ def test_a_preset_in_ssm_mode_runs_a_minute_without_violations(preset):
     assert stats["safety_violations"] == 0
     assert stats["robot_cycles"] > 0
     assert stats["ssm_margin_min_m"] >= -1e-4
+
+
+def test_the_robot_tree_sees_the_cap_and_skips_the_zones_in_ssm_mode():
+    """The safety channel carries the controller's cap to the robot's blackboard, and the
+    presets' zone subtree stands aside: the controller alone slows the robot."""
+    scenario = load_scenario("coexistence", WALK_AT_ROBOT)
+    caps = set()
+    with Simulation(scenario, seed=1) as sim:
+        blackboard = sim.trees["robot"].blackboard
+        for _ in range(int(WALK_S / sim.dt)):
+            sim.step()
+            caps.add(blackboard.get("ssm_speed_cap") if blackboard.has("ssm_speed_cap") else None)
+        stats = sim.stats.as_dict()
+    assert 0.0 in caps and any(cap is not None and 0.0 < cap < 1.0 for cap in caps)
+    assert stats["speed_band_time_s"]["0"] > 0.0
+    assert sum(stats["speed_band_time_s"].values()) == pytest.approx(WALK_S)
+    assert stats["robot_time_s"]["stopped"] == pytest.approx(stats["speed_band_time_s"]["0"])
+
+
+def test_zone_mode_stats_band_the_trees_speed():
+    scenario = load_scenario("coexistence")
+    with Simulation(scenario, seed=1) as sim:
+        sim.run(2.0)
+        stats = sim.stats.as_dict()
+    assert stats["speed_band_time_s"]["100%"] == pytest.approx(2.0)
+    assert stats["robot_cycles_per_hour"] == stats["robot_cycles"] * 1800.0

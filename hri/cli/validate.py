@@ -21,7 +21,7 @@ from hri.bt.factory import NodeRegistry
 from hri.bt.keys import TreeWarning
 from hri.base.errors import HriError
 
-ROLE_ENTRIES = {"person": (), "robot": ("human_pose", "human_zone")}
+ROLE_ENTRIES = {"person": (), "robot": ("human_pose", "human_zone", "ssm_speed_cap")}
 """Entries the simulation adds to one role's blackboard beyond the scenario's."""
 
 

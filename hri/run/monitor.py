@@ -61,7 +61,7 @@ import shapely
 from hri.actor.lookahead import TOP_SPEED_M_S
 from hri.base.errors import SafetyViolation
 from hri.base.geometry import Area
-from hri.run.stats import EventLog, RunStats
+from hri.run.stats import EventLog, RunStats, speed_band
 
 if TYPE_CHECKING:
     from hri.run.ssm_control import SsmTerms
@@ -263,9 +263,8 @@ class SafetyMonitor:
         ``max_robot_speed_m_s`` unless the bound shows that no point moves faster than the
         maximum so far (near the person the robot runs at 10 % or rests: most samples)."""
         fraction, bound = self._joint_speeds()
-        if (self.steps % SPEED_EVERY == 0
-                and bound * (1.0 + SPEED_BOUND_SLACK) >= self.stats.max_robot_speed_m_s):
-            self.robot_speeds()
+        if self.steps % SPEED_EVERY == 0:
+            self._sample_speed()
         lim = self.limits
         if self.stop_since is not None:
             at_rest = bound < lim.rest_speed_m_s or self.robot_speeds()[1] < lim.rest_speed_m_s
@@ -280,6 +279,12 @@ class SafetyMonitor:
             if fraction > allowed:
                 self._violation(t, zone, self.robot_speeds()[1], fraction,
                                 f"joint speed at {fraction:.3f} of the limit, allowed {lim.reduced_velocity:.3f}")
+
+    def _sample_speed(self) -> None:
+        """The ``max_robot_speed_m_s`` sample: the fastest point's speed, unless the joint
+        speeds' bound shows that no point moves faster than the maximum so far."""
+        if self._joint_speeds()[1] * (1.0 + SPEED_BOUND_SLACK) >= self.stats.max_robot_speed_m_s:
+            self.robot_speeds()
 
     def _follow_rest(self, t: float, at_rest: bool) -> None:
         """A protective stop is the robot at rest for ``REST_DWELL_S`` in a stay in the stop
@@ -310,10 +315,19 @@ class SafetyMonitor:
             raise SafetyViolation(f"--strict: safety violation at t = {t:.3f} s (step {self.steps}, "
                                   f"{zone} zone): {why}")
 
-    def _robot_mode(self, zone: str) -> str:
-        if zone == "stop":
+    def _robot_mode(self, zone: str, limit: float) -> str:
+        """``robot_time_s``'s key: stopped (the stop zone; in SSM mode the controller's
+        protective stop), reduced or full."""
+        if (zone == "stop") if self.ssm is None else (limit == 0.0):
             return "stopped"
-        return "reduced" if self.robot.velocity_fraction < 1.0 else "full"
+        return "reduced" if limit < 1.0 else "full"
+
+    def _speed_limit(self, zone: str) -> float:
+        """The velocity fraction the safety function allows now: 0 in the stop zone, the
+        trees' elsewhere; in SSM mode the trees' under the controller's cap."""
+        if self.ssm is None:
+            return 0.0 if zone == "stop" else self.robot.velocity_fraction
+        return self.robot.effective_fraction
 
     # --- separation -------------------------------------------------------------------
     def _closest_within(self, cutoff: float):
@@ -431,12 +445,17 @@ class SafetyMonitor:
             self.last_xy = (x, y)
         zone = self.zone
         self.stats.zone_time_s[zone] += self.dt
-        self.stats.robot_time_s[self._robot_mode(zone)] += self.dt
+        limit = self._speed_limit(zone)
+        self.stats.robot_time_s[self._robot_mode(zone, limit)] += self.dt
+        self.stats.speed_band_time_s[speed_band(limit)] += self.dt
         if self.last_velocity != self.robot.velocity_fraction:
             if self.last_velocity is not None:
                 self.events.emit(t, "velocity_change", fraction=self.robot.velocity_fraction)
             self.last_velocity = self.robot.velocity_fraction
-        if self.guarded_since is not None or self.steps % SPEED_EVERY == 0:
+        if self.ssm is not None:  # SSM, not the zones, is the safety function
+            if self.steps % SPEED_EVERY == 0:
+                self._sample_speed()
+        elif self.guarded_since is not None or self.steps % SPEED_EVERY == 0:
             self._check_speed(t, zone)
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(x, y)

@@ -1,4 +1,5 @@
-"""The safety channel: the person's pose and zone from the safety monitor to the robot's tree.
+"""The safety channel: the person's pose and zone from the safety monitor to the robot's tree,
+and in SSM mode the speed cap of the robot's controller.
 
 The simulation's safety monitor offers the ``safety`` service (identifiers
 ``safety-monitor``, ``safety``) with a keep-last ``person_pose`` stream: the person's pelvis
@@ -12,6 +13,11 @@ and as violations.
 
 With an ideal channel (the presets' default) a pose published before the trees tick arrives
 in the same tick, so the robot sees the person as it is.
+
+In SSM mode (``safety.mode: ssm``) each sample also carries ``speed_cap``, the velocity
+fraction the speed and separation monitoring allows the arm now (0: a protective stop); the
+tree finds it as ``ssm_speed_cap``. The cap acts below the tree whatever the tree does; the
+entry lets a tree do its own thing about it, e.g. call the person.
 """
 
 from __future__ import annotations
@@ -31,9 +37,13 @@ class SafetyService:
     def __init__(self) -> None:
         self.service = Service(SERVICE, IDENTIFIERS, {}, streams=[POSE_STREAM])
 
-    def publish(self, pose: Pose, zone: str | None) -> None:
-        """One sample: the pelvis pose (x, y, z and the yaw quaternion's qz, qw) and the zone."""
-        self.service.publish(POSE_STREAM, {"pose": [pose.x, pose.y, pose.z, pose.qz, pose.qw], "zone": zone})
+    def publish(self, pose: Pose, zone: str | None, speed_cap: float | None = None) -> None:
+        """One sample: the pelvis pose (x, y, z and the yaw quaternion's qz, qw), the zone and,
+        in SSM mode, the controller's speed cap."""
+        sample = {"pose": [pose.x, pose.y, pose.z, pose.qz, pose.qw], "zone": zone}
+        if speed_cap is not None:
+            sample["speed_cap"] = speed_cap
+        self.service.publish(POSE_STREAM, sample)
 
 
 class SafetyClient:
@@ -43,6 +53,7 @@ class SafetyClient:
         self._poses = subscription
         self._pose = start
         self._zone: str | None = None
+        self._speed_cap: float | None = None
 
     def _read(self) -> None:
         sample = self._poses.take()
@@ -50,6 +61,7 @@ class SafetyClient:
             x, y, z, qz, qw = sample["pose"]
             self._pose = Pose(x, y, z, 0.0, 0.0, qz, qw)
             self._zone = sample["zone"]
+            self._speed_cap = sample.get("speed_cap")
 
     def person_pose(self) -> Pose:
         self._read()
@@ -59,3 +71,8 @@ class SafetyClient:
         """The zone the monitor had when it sent the newest pose (None before the first)."""
         self._read()
         return self._zone
+
+    def speed_cap(self) -> float | None:
+        """The SSM controller's cap with the newest sample (None: not SSM, or none yet)."""
+        self._read()
+        return self._speed_cap

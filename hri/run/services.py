@@ -55,9 +55,10 @@ class SimulationServices:
     def broker_address(self) -> int:
         return self.node.id
 
-    def publish(self, person: Pose, zone: str | None) -> None:
-        """The state streams, before the trees tick: goal, motion, flag (when they changed), pose."""
+    def publish(self, person: Pose, zone: str | None, speed_cap: float | None = None) -> None:
+        """The state streams, before the trees tick: goal, motion, flag (when they changed), pose
+        (and the SSM speed cap)."""
         self.actor.publish()
         self.robot.publish()
         self.called.publish()
-        self.safety.publish(person, zone)
+        self.safety.publish(person, zone, speed_cap)

@@ -298,7 +298,8 @@ class Simulation:
         a query (then what the robot saw would depend on when the monitor asks)."""
         now = self.now()
         person = self.plugin.pose_at(now)
-        self.services.publish(person, self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y))
+        self.services.publish(person, self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y),
+                              None if self.ssm is None else self.robot.safety_cap)
         self.network.advance(now)
         for role, host in self.trees.items():
             result = host.tick(now)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 ZONES = ("safe", "warning", "stop")
 ROBOT_MODES = ("full", "reduced", "stopped")
+#: the bands of the velocity fraction the safety function allows (``speed_band_time_s``)
+SPEED_BANDS = ("0", "0-25%", "25-50%", "50-75%", "75-100%", "100%")
 # The failure events of the trees, and the statistic that counts their reasons.
 FAILURE_EVENTS = {"person_action_finished": "person_action_failures", "robot_move_finished": "robot_move_failures",
                   "service_call_failed": "service_call_failures"}
@@ -71,6 +73,7 @@ class RunStats:
     zone_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in ZONES})
     zone_entries: dict[str, int] = field(default_factory=lambda: {"warning": 0, "stop": 0})
     robot_time_s: dict[str, float] = field(default_factory=lambda: {m: 0.0 for m in ROBOT_MODES})
+    speed_band_time_s: dict[str, float] = field(default_factory=lambda: {b: 0.0 for b in SPEED_BANDS})
     protective_stops: int = 0
     min_separation_m: float = math.inf
     robot_cycles: int = 0
@@ -129,9 +132,11 @@ class RunStats:
             "zone_time_s": {k: round(v, 6) for k, v in self.zone_time_s.items()},
             "zone_entries": dict(self.zone_entries),
             "robot_time_s": {k: round(v, 6) for k, v in self.robot_time_s.items()},
+            "speed_band_time_s": {k: round(v, 6) for k, v in self.speed_band_time_s.items()},
             "protective_stops": self.protective_stops,
             "min_separation_m": round(self.min_separation_m, 6) if math.isfinite(self.min_separation_m) else None,
             "robot_cycles": self.robot_cycles,
+            "robot_cycles_per_hour": round(self.robot_cycles * 3600.0 / self.sim_time_s, 3) if self.sim_time_s > 0 else None,
             "human_calls": self.human_calls,
             "human_response_s": round(response, 6) if response is not None else None,
             "safety_violations": self.safety_violations,
@@ -154,6 +159,16 @@ class RunStats:
             "messages_dropped": self.messages_dropped,
             "complete": self.complete,
         }
+
+
+def speed_band(fraction: float) -> str:
+    """The :data:`SPEED_BANDS` key of an allowed velocity fraction: 0, up to a quarter, ...,
+    below 1, full."""
+    if fraction <= 0.0:
+        return SPEED_BANDS[0]
+    if fraction >= 1.0:
+        return SPEED_BANDS[-1]
+    return SPEED_BANDS[1 + min(3, int(math.ceil(fraction * 4.0)) - 1)]
 
 
 def _most_frequent(counts: dict[str, int]) -> dict[str, int]:

@@ -149,6 +149,8 @@ class TreeHost:
                 self.blackboard.set("human_pose", safety.person_pose())
                 if safety.person_zone() is not None:
                     self.blackboard.set("human_zone", safety.person_zone())
+                if safety.speed_cap() is not None:
+                    self.blackboard.set("ssm_speed_cap", safety.speed_cap())
             status = status_name(self.tree.tick_once())
             self.status_log.record(now, self._event)
         else:

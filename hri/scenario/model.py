@@ -116,6 +116,7 @@ class Scenario:
         entries.update(self.areas)
         entries.update(self.poses)
         entries["reduced_velocity"] = self.robot.reduced_velocity
+        entries["safety_mode"] = self.safety.mode
         entries["walk_stride"] = self.person.walk_stride_m
         entries.update(self.blackboard)
         return entries
