@@ -59,7 +59,7 @@ def test_document_has_every_benchmark(document: dict) -> None:
 def test_realtime_factor_beside_bare_pybullet(document: dict) -> None:
     r = document["results"]["realtime"]["coexistence"]
     assert r["steps"] == 120 and r["physics_rate_hz"] == 240
-    for key in ("full_rtf", "bare_rtf", "ratio", "bare_moving_rtf", "ratio_moving", "setup_s"):
+    for key in ("full_rtf", "bare_rtf", "ratio", "bare_moving_rtf", "ratio_moving", "setup_s", "ssm_rtf", "ssm_ratio"):
         assert len(r[key]["runs"]) == 2 and all(_positive(v) for v in r[key]["runs"])
         assert min(r[key]["runs"]) <= r[key]["median"] <= max(r[key]["runs"])
     assert _positive(r["full_step_us"]) and _positive(r["bare_step_us"]) and _positive(r["bare_moving_step_us"])
@@ -167,6 +167,22 @@ def test_instrumented_step_is_the_real_step() -> None:
         assert (sim.trajectory.items, sim.events.events) == expected
         assert set(timer.totals) <= set(COMPONENTS)
         assert kinds.count("trees") == 1080 // sim.tree_every and {"preview", "plain"} <= set(kinds)
+
+
+def test_instrumented_step_is_the_real_step_in_ssm_mode() -> None:
+    """With the SSM controller, which the breakdown times as a component of its own."""
+    scenario = load_scenario("collaboration", ["safety.mode=ssm"])
+    with Simulation(scenario, seed=0) as plain:
+        for _ in range(600):
+            plain.step()
+        expected = (plain.trajectory.items, plain.events.events, plain.robot.safety_cap)
+    with Simulation(scenario, seed=0) as sim:
+        timer = ExclusiveTimer()
+        instrument(sim, timer)
+        for _ in range(600):
+            instrumented_step(sim, timer)
+        assert (sim.trajectory.items, sim.events.events, sim.robot.safety_cap) == expected
+        assert timer.totals["ssm"] > 0.0
 
 
 def test_component_split_adds_up_to_the_step() -> None:

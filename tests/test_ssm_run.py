@@ -57,11 +57,14 @@ def test_a_person_walking_at_the_working_robot_finds_it_at_rest_and_no_violation
     samples, stats, sim = _walk()
     rest = sim.scenario.safety.rest_speed_m_s
     assert max(s.speed_m_s for s in samples) > 0.5  # the robot was working at speed
-    arrived = next(s for s in samples if s.person_y <= 1.76)  # the walk's end, next to the table
-    before = [s for s in samples if s.t <= arrived.t]
-    at_rest = next(s for s in reversed(before) if s.speed_m_s < rest)
-    assert at_rest.t < arrived.t
-    assert at_rest.separation_m >= INTRUSION_M
+    arrived = next(k for k, s in enumerate(samples) if s.person_y <= 1.76)  # the walk's end, by the table
+    assert samples[arrived].speed_m_s < rest
+    # the robot came to rest before the person arrived and stayed at rest until then
+    rested = arrived
+    while rested > 0 and samples[rested - 1].speed_m_s < rest:
+        rested -= 1
+    assert samples[rested].t < samples[arrived].t
+    assert samples[rested].separation_m >= INTRUSION_M
     moving = [s for s in samples if s.speed_m_s >= rest]
     assert min(s.separation_m for s in moving) >= INTRUSION_M
     assert stats["safety_violations"] == 0

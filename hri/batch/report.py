@@ -157,7 +157,7 @@ NON_NEGATIVE = frozenset({
     "max_robot_speed_m_s", "max_stop_intrusion_m", "person_distance_m", "person_actions",
     "person_actions_failed", "person_action_failures", "robot_move_failures", "service_call_failures",
     "robot_failures", "recoveries", "parts", "parts_good", "parts_bad", "parts_shelved", "messages_dropped",
-    "ssm_stops"})
+    "ssm_stops", "speed_band_time_s", "robot_cycles_per_hour"})
 
 
 def lower_bound(metric: str) -> float | None:

@@ -23,14 +23,16 @@ from hri.bench.common import BenchSettings, Say, summary
 from hri.base.errors import HriError
 
 
-def measure_once(scenario: str, runs: int, duration_s: float, workers: int, seed: int, out: Path) -> float:
+def measure_once(scenario: str, runs: int, duration_s: float, workers: int, seed: int, out: Path,
+                 sets: tuple[str, ...] = ()) -> float:
     """Simulated hours per wall hour of one batch."""
     from hri.batch.batch import run_batch
 
     chatter = io.StringIO()  # the batch's progress lines would spoil --json on stdout
     start = time.perf_counter()
     with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
-        code = run_batch(scenario, runs, duration_s, out, seed=seed, workers=workers, say=lambda _: None)
+        code = run_batch(scenario, runs, duration_s, out, seed=seed, sets=list(sets), workers=workers,
+                         say=lambda _: None)
     wall = time.perf_counter() - start
     if code == 130:  # run_batch caught the Ctrl-C and stopped its workers: stop the bench too
         raise KeyboardInterrupt
@@ -50,7 +52,7 @@ def run(settings: BenchSettings, say: Say) -> dict[str, Any]:
                 say(f"batch: {n} worker{'s' if n > 1 else ''} {k + 1}/{settings.repeat}")
                 out = Path(tmp) / f"w{n}-r{k}"
                 per_count[n].append(measure_once(scenario, settings.batch_runs, settings.duration_s, n,
-                                                 settings.seed, out))
+                                                 settings.seed, out, settings.sets))
     result: dict[str, Any] = {"scenario": scenario, "runs": settings.batch_runs, "duration_s": settings.duration_s,
                               "sim_h_per_h": {str(n): summary(v) for n, v in per_count.items()}}
     if len(counts) > 1:

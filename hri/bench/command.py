@@ -37,6 +37,9 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
                        help="simulated hours of the safety benchmark, split over the scenarios (default 100)")
     bench.add_argument("--safety-run", type=float, default=3600.0, metavar="S",
                        help="simulated seconds per run of the safety benchmark (default 3600)")
+    bench.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a scenario parameter in every benchmarked run, as hri run --set "
+                            "(repeatable), e.g. safety.mode=ssm")
     bench.add_argument("--safety-dir", metavar="DIR",
                        help="keep the safety benchmark's batches in DIR; the same command again finishes "
                             "only the missing runs (default: a temporary folder)")
@@ -50,7 +53,7 @@ def settings_from_args(args: argparse.Namespace) -> "BenchSettings":
                          repeat=args.repeat, seed=args.seed, messages=args.messages,
                          batch_runs=args.batch_runs, batch_workers=args.batch_workers,
                          memory_duration_s=args.memory_duration, safety_hours=args.safety_hours,
-                         safety_run_s=args.safety_run, safety_dir=args.safety_dir)
+                         safety_run_s=args.safety_run, safety_dir=args.safety_dir, sets=tuple(args.sets))
 
 
 def bench_command(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ class BenchSettings:
     safety_hours: float = 100.0       # simulated hours of the safety benchmark, across the scenarios
     safety_run_s: float = 3600.0      # simulated seconds per run of the safety benchmark
     safety_dir: str | None = None     # where the safety batches are kept (resumable); None: a temporary folder
+    sets: tuple[str, ...] = ()        # KEY=VALUE scenario overrides (hri run --set) for every run
 
     def check(self) -> "BenchSettings":
         """Raise :class:`HriError` (one line, like every CLI error) for impossible sizes."""
@@ -70,11 +71,11 @@ def summary(values: Sequence[float]) -> dict[str, Any]:
     return {"median": sig(statistics.median(values)), "runs": [sig(v) for v in values]}
 
 
-def load(name: str) -> "Scenario":
-    """A scenario by preset name or path (errors as :class:`HriError`)."""
+def load(name: str, sets: Sequence[str] = ()) -> "Scenario":
+    """A scenario by preset name or path with ``--set`` overrides (errors as :class:`HriError`)."""
     from hri.scenario.load import load_scenario
 
-    return load_scenario(name)
+    return load_scenario(name, list(sets))
 
 
 def _cpu_jiffies() -> tuple[int, int] | None:

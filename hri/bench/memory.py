@@ -39,7 +39,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kB on Linux
 
 
-def memory_run(scenario_name: str, duration_s: float, seed: int) -> dict[str, Any]:
+def memory_run(scenario_name: str, duration_s: float, seed: int, sets: tuple[str, ...] = ()) -> dict[str, Any]:
     """Runs in the child: one simulation, RSS sampled in simulated time."""
     from hri.base.quiet import import_pybullet_quietly
 
@@ -47,7 +47,7 @@ def memory_run(scenario_name: str, duration_s: float, seed: int) -> dict[str, An
     from hri.scenario.load import load_scenario
     from hri.run.sim import Simulation
 
-    scenario = load_scenario(scenario_name)
+    scenario = load_scenario(scenario_name, list(sets))
     before = rss_mb()
     with tempfile.TemporaryDirectory(prefix="hri-bench-memory-") as out, \
             Simulation(scenario, seed, out_dir=Path(out)) as sim:
@@ -82,7 +82,7 @@ def measure_scenario(name: str, settings: BenchSettings) -> dict[str, Any]:
     # parent's peak (Linux carries it over an exec).
     with ProcessPoolExecutor(max_workers=1, mp_context=worker_context(),
                              initializer=watch_parent, initargs=(os.getpid(),)) as pool:
-        run = pool.submit(memory_run, name, settings.memory_duration_s, settings.seed).result()
+        run = pool.submit(memory_run, name, settings.memory_duration_s, settings.seed, settings.sets).result()
     last_t, last_mb = run["samples"][-1]
     return {"sim_s": sig(last_t), "peak_rss_mb": sig(run["peak_rss_mb"]),
             "before_setup_mb": sig(run["before_setup_mb"]), "after_setup_mb": sig(run["after_setup_mb"]),

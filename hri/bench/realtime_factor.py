@@ -10,6 +10,10 @@ with the arm given the motor commands of a run with the same seed (recorded once
 and replayed on the same steps: the arm ends where the run's did, to the bit), so its
 physics is the run's with nothing else; full/bare moving says how much of that the simulator
 keeps.
+
+A fourth run per repeat is the full simulation again with ``safety.mode=ssm`` (speed and
+separation monitoring instead of the zones, ``docs/safety.md``): ``ssm_ratio`` is its real-time
+factor over the full run's, paired per repeat.
 """
 
 from __future__ import annotations
@@ -49,17 +53,19 @@ def run_bare(scenario: "Scenario", steps: int, seed: int, commands: list | None 
 def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, Any]:
     from hri.bench.bare_pybullet import record_arm_commands
 
-    scenario = load(name)
+    scenario = load(name, settings.sets)
+    ssm = load(name, [*settings.sets, "safety.mode=ssm"])
     dt = 1.0 / scenario.simulation.physics_rate_hz
     steps = int(math.floor(settings.duration_s / dt + 1e-9))  # what Simulation.run does
     say(f"realtime: {name}: recording the arm's commands")
     commands = record_arm_commands(scenario, settings.duration_s, settings.seed)
-    full, bare, moving = [], [], []
+    full, bare, moving, with_ssm = [], [], [], []
     for k in range(settings.repeat):
         say(f"realtime: {name} {k + 1}/{settings.repeat}")
         full.append(run_full(scenario, settings.duration_s, settings.seed))
         bare.append(run_bare(scenario, full[-1]["steps"], settings.seed))
         moving.append(run_bare(scenario, full[-1]["steps"], settings.seed, commands))
+        with_ssm.append(run_full(ssm, settings.duration_s, settings.seed))
     full_rtf = statistics.median(f["rtf"] for f in full)
     return {
         "physics_rate_hz": sig(1.0 / dt), "steps": steps, "sim_s": sig(steps * dt),
@@ -68,6 +74,8 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
         "setup_s": summary([f["setup_s"] for f in full]),
         **_beside(full, bare, dt, ""),
         **_beside(full, moving, dt, "_moving"),
+        "ssm_rtf": summary([s["rtf"] for s in with_ssm]),
+        "ssm_ratio": summary([s["rtf"] / f["rtf"] for f, s in zip(full, with_ssm)]),
     }
 
 

@@ -46,7 +46,7 @@ def run_benchmarks(settings: BenchSettings, only: Sequence[str] = (), say: Say =
     names = select(only)
     settings.check()
     for name in settings.scenarios:  # a typo fails now, not after minutes of benchmarks
-        load(name)
+        load(name, settings.sets)
     document: dict[str, Any] = {
         "hri_bench": 1,
         "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

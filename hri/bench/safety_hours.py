@@ -31,7 +31,7 @@ def _batch(scenario: str, runs: int, settings: BenchSettings, out: Path) -> list
 
     chatter = io.StringIO()
     with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
-        code = run_batch(scenario, runs, settings.safety_run_s, out, seed=settings.seed,
+        code = run_batch(scenario, runs, settings.safety_run_s, out, seed=settings.seed, sets=list(settings.sets),
                          workers=settings.all_workers, say=lambda _: None)
     if code == 130:
         raise KeyboardInterrupt

@@ -39,6 +39,7 @@ COMPONENTS: dict[str, str] = {
     "parts": "parts (carried, conveyors, feeders)",
     "trees": "trees (both ticks, status log)",
     "monitor": "zones, speeds, separation (monitor.step)",
+    "ssm": "SSM controller (safety.mode ssm)",
     "statistics": "statistics (trajectory rows, bookkeeping)",
     "network": "service network (state streams, requests, delivery)",
 }
@@ -139,6 +140,10 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
         sim.plugin.preview(t, sim.dt)
         pop()
     posed = bool(animation)
+    if sim.ssm is not None:
+        push("ssm")
+        sim.ssm.step(t, sim.monitor.separation_bound(t + sim.dt), sim.monitor.joint_fraction())
+        pop()
     push("robot")
     sim.robot.step(sim.dt)
     pop()
@@ -208,7 +213,7 @@ def per_step(run: dict[str, Any]) -> dict[str, float]:
 
 
 def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, Any]:
-    scenario = load(name)
+    scenario = load(name, settings.sets)
     measured = []
     for k in range(settings.repeat):
         say(f"breakdown: {name} {k + 1}/{settings.repeat}")

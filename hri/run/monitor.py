@@ -350,7 +350,7 @@ class SafetyMonitor:
         bound = self.separation_bound(t)
         if t - self.measured_t < SSM_REFRESH_S and self.last_separation - bound < SSM_STALE_M:
             return False
-        return bound - 2.0 * self.closing_speed * self.dt < self.ssm.required_m(1.0)
+        return bound - 2.0 * self.closing_speed * self.dt < self.ssm.full_m()
 
     def _closest(self):
         """PyBullet's closest point pair of the person and the robot (None beyond the cutoff).

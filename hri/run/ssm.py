@@ -181,6 +181,10 @@ class SeparationTable:
         return (person_m_s * (self._reaction_s + self.times_s[k]) + fraction * self._slope
                 + self.distances_m[k] + self._constant_m)
 
+    def full(self, person_m_s: float) -> float:
+        """S_p (m) at full speed."""
+        return self._at_points(person_m_s)[-1]
+
     def largest(self, separation_m: float, person_m_s: float) -> float | None:
         """The largest fraction in 0..1 whose S_p fits ``separation_m``; None: not even rest."""
         points = self._at_points(person_m_s)

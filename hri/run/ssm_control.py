@@ -9,15 +9,19 @@ and the person's speed, the constant of the settings or, with ``person_speed_m_s
 what the person does now (``ActorPlugin.speed_bound``: the top speed of its clip or walk,
 nothing while it stands still).
 
-:class:`SsmController` acts on every physics step, before the arm's own step: it measures the
-separation d (PyBullet's closest points of the person's body, posed for this step, and the
-robot), takes the robot's speed as the larger of the fraction it runs at and the fraction its
-joints measure, and caps the arm's velocity fraction (:meth:`RobotArm.set_safety_cap`) at the
-largest one whose S_p fits ``d`` less what the gap can close before the next step's
-measurement, (v_h + v_r) dt. When even that fraction's S_p does not fit the robot's present
-speed (or rest does not fit) it makes a protective stop: cap 0, which brakes as ``halt()`` does
-but keeps the motion, which goes on when the cap rises again. ``ssm_stop`` and ``ssm_resume``
-events mark them. Acting every step makes T_r one physics step (the settings' default).
+:class:`SsmController` acts on every physics step, before the arm's own step. The separation
+it uses is the safety monitor's lower bound (``SafetyMonitor.separation_bound``): the last
+query of PyBullet's closest points between the person's body and the robot, less what the
+gap can have closed since at the two's top speeds (less what they measurably left unused);
+the monitor takes a new query while the controller caps the speed whenever the last is
+``SSM_REFRESH_S`` old or the bound has fallen ``SSM_STALE_M`` below it. The robot's speed is
+the larger of the fraction it runs at and the fraction its joints measure. The controller caps
+the arm's velocity fraction (:meth:`RobotArm.set_safety_cap`) at the largest one whose S_p
+fits the bound at the step's end less what the gap can close in one more step, (v_h + v_r) dt,
+rounded down to ``CAP_STEP``. When S_p at the robot's present speed does not fit (or rest does
+not) it makes a protective stop: cap 0, which brakes as ``halt()`` does but keeps the motion,
+which goes on when the cap rises again. ``ssm_stop`` and ``ssm_resume`` events mark them.
+Acting every step makes T_r one physics step (the settings' default).
 """
 
 from __future__ import annotations
@@ -80,6 +84,10 @@ class SsmTerms:
         """S_p (m) with the robot at ``fraction``."""
         return self.table.required(fraction, self.person_m_s() if person_m_s is None else person_m_s)
 
+    def full_m(self) -> float:
+        """S_p (m) at full speed with the person's speed now."""
+        return self.table.full(self.person_m_s())
+
     def largest(self, separation_m: float, person_m_s: float) -> float | None:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
         return self.table.largest(separation_m, person_m_s)
@@ -87,6 +95,12 @@ class SsmTerms:
     @functools.cached_property
     def table(self) -> SeparationTable:
         return SeparationTable(self.settings, self.stopping)
+
+
+#: the cap is rounded down to a multiple of this: a cap that changed on every step would make
+#: the arm's online trajectory generator plan anew on every step (costly, and some of those
+#: plans fail), for speed differences of a per cent
+CAP_STEP = 1.0 / 50.0
 
 
 class SsmController:
@@ -110,9 +124,9 @@ class SsmController:
         self.separation_m = separation_m
         current = max(self.robot.effective_fraction, joint_fraction)
         cap = self.terms.largest(separation_m - closing, v_h)
-        stop = cap is None or cap <= 0.0 or self.terms.required_m(current, v_h) > separation_m
+        stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h) > separation_m
         self._follow(t, stop)
-        self.robot.set_safety_cap(0.0 if stop else cap)
+        self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
 
     def _follow(self, t: float, stop: bool) -> None:
         """The ``ssm_stop`` and ``ssm_resume`` events."""
