@@ -337,11 +337,15 @@ class SafetyMonitor:
         return min(points, key=lambda pt: pt[8], default=None)
 
     def separation_due(self, t: float) -> bool:
-        """A separation query is due at time ``t`` (the person must be posed for it): for the
-        statistics (the schedule above) or, in SSM mode, for the speed controller."""
-        if t >= self.next_separation_t - 1e-12:
-            return True
-        return self.ssm is not None and self._controller_due(t)
+        """A separation query is due at time ``t`` for the statistics (the schedule above; the
+        person must be posed for it). SSM's own queries are decided after the step
+        (:meth:`_serve_controller`, :meth:`_check_ssm`), which poses the body itself."""
+        return t >= self.next_separation_t - 1e-12
+
+    def _serve_controller(self, t: float) -> None:
+        """A query now when the SSM controller's next step would otherwise use a stale bound."""
+        if self.measured_t != t and self._controller_due(t):
+            self._measure_posed()
 
     def _controller_due(self, t: float) -> bool:
         """The SSM controller caps the speed from :meth:`separation_bound`: while the bound is
@@ -464,6 +468,7 @@ class SafetyMonitor:
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
         if self.ssm is not None:
+            self._serve_controller(t)
             self._check_ssm(t, zone)
 
     def _check_ssm(self, t: float, zone: str) -> None:
