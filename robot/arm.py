@@ -155,7 +155,7 @@ class RobotArm:
                  urdf_path: Path | None = None) -> None:
         self.client = client
         self.config = config
-        urdf = Path(urdf_path) if urdf_path is not None else DEFAULT_URDF
+        urdf = self.urdf = Path(urdf_path) if urdf_path is not None else DEFAULT_URDF
         self.body_id: int = load_arm(client, urdf, base_pose)
         self.model = read_joint_model(client, self.body_id)
         if len(self.model.indices) != 6:

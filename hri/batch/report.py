@@ -40,8 +40,9 @@ from hri.base.numbers import is_number
 FORMATS = ("table", "markdown", "csv", "json")
 # Measured on the wall clock: shown in the summaries, left out of the comparison.
 WALL_CLOCK = frozenset({"wall_time_s", "real_time_factor"})
-# Identifiers and settings rather than outcomes.
-NOT_METRICS = frozenset({"seed", "sim_time_s"})
+# Identifiers, settings and names rather than numeric outcomes (pfl_worst_region: a body
+# region's name, null without a contact).
+NOT_METRICS = frozenset({"seed", "sim_time_s", "pfl_worst_region"})
 
 
 # --- statistics ----------------------------------------------------------------------------
@@ -157,7 +158,8 @@ NON_NEGATIVE = frozenset({
     "max_robot_speed_m_s", "max_stop_intrusion_m", "person_distance_m", "person_actions",
     "person_actions_failed", "person_action_failures", "robot_move_failures", "service_call_failures",
     "robot_failures", "recoveries", "parts", "parts_good", "parts_bad", "parts_shelved", "messages_dropped",
-    "ssm_stops", "speed_band_time_s", "robot_cycles_per_hour"})
+    "ssm_stops", "speed_band_time_s", "robot_cycles_per_hour", "pfl_contacts", "pfl_violations",
+    "pfl_worst_ratio"})
 
 
 def lower_bound(metric: str) -> float | None:

@@ -46,6 +46,10 @@ where it decides (at rest in the stop zone, unless the joint speeds already boun
 statistic, unless the joint speeds' bound shows that no point moves faster than that maximum
 already is. The zone is followed every step the pelvis moved (:class:`ZoneTracker`: exact, and
 mostly one comparison).
+
+Contacts. With a :class:`~hri.run.pfl_contacts.PflSetup`, every step's newest separation goes
+to power and force limiting (:mod:`hri.run.pfl_contacts`), which judges the steps below its
+contact distance (at most ``CONTACT_M``: all of them measured).
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ import shapely
 from hri.actor.lookahead import TOP_SPEED_M_S
 from hri.base.errors import SafetyViolation
 from hri.base.geometry import Area
+from hri.run.pfl_contacts import PflMonitor, PflSetup
 from hri.run.stats import EventLog, RunStats, speed_band
 
 if TYPE_CHECKING:
@@ -167,7 +172,8 @@ class SafetyMonitor:
 
     def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
                  limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
-                 person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None):
+                 person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None,
+                 pfl: PflSetup | None = None):
         self.client = client
         self.ssm = ssm  # SSM mode: the separation is measured and checked against S_p every step
         self._ssm_stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
@@ -207,6 +213,8 @@ class SafetyMonitor:
         self.now = 0.0
         # read now: at the end of a --gui run whose window was closed PyBullet cannot be asked
         self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
+        self.pfl = None if pfl is None else PflMonitor(client, person_body, robot.body_id, pfl, self.link_names,
+                                                      self.closing_speed * dt, stats, events)
 
     # --- zone ---------------------------------------------------------------------
     def _update_zone(self, t: float, x: float, y: float) -> str:
@@ -467,6 +475,8 @@ class SafetyMonitor:
             self._joint_speeds()  # every step: the separation bound gains what the robot left unused
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
+        if self.pfl is not None:
+            self.pfl.step(t, posed, self.last_separation)
         if self.ssm is not None:
             self._serve_controller(t)
             self._check_ssm(t, zone)

@@ -36,6 +36,8 @@ from hri.run.faults import FaultInjector, FaultTargets
 from hri.scenario.faults import check_split
 from hri.base.geometry import Pose
 from hri.run.monitor import SafetyLimits, SafetyMonitor, zone_of
+from hri.run.pfl import moving_mass, robot_effective_mass
+from hri.run.pfl_contacts import PflSetup
 from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager
 from hri.robot.arm import RobotArm
@@ -218,7 +220,7 @@ class Simulation:
         terms = self._ssm_terms()
         self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
                                      self.stats, self.events, self.dt, strict=self.strict,
-                                     person_speed=self.plugin.speed_bound, ssm=terms)
+                                     person_speed=self.plugin.speed_bound, ssm=terms, pfl=self._pfl_setup())
         if terms is not None:
             self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit)
             self.monitor.pose_person = lambda: self.plugin.preview(self.now() - self.dt, self.dt)
@@ -240,6 +242,15 @@ class Simulation:
         if safety.mode != "ssm":
             return None
         return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
+
+    def _pfl_setup(self) -> PflSetup:
+        """Power and force limiting's figures, in every safety mode: the robot's effective mass
+        from its URDF's moving links and, where the scenario feeds parts, one part as payload
+        (what the robot carries at most; a carried part is massless in the physics)."""
+        parts, safety = self.scenario.parts, self.scenario.safety
+        payload = parts.mass if parts.feeders else 0.0
+        return PflSetup(robot_effective_mass(moving_mass(self.robot.urdf), payload),
+                        safety.pfl.contact_distance_m, safety.rest_speed_m_s)
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
         broker = self.services.broker_address
@@ -426,6 +437,8 @@ class Simulation:
                                        + node.counts["unexpected_replies"]
                                        + sum(getattr(host, "dropped", 0) for host in self.trees.values()))
         self.stats.count_parts(self.parts.counts, self.scenario.parts)
+        if self.monitor.pfl is not None:  # a contact still going on at the end
+            self.monitor.pfl.finish(self.now())
         closest = self.monitor.closest_approach()
         if closest is not None:
             when = closest.pop("t")

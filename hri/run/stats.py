@@ -84,6 +84,10 @@ class RunStats:
     max_stop_intrusion_m: float | None = None  # deepest into the stop zone before the robot rested
     ssm_margin_min_m: float | None = None  # SSM: smallest separation minus S_p while the robot moved
     ssm_stops: int = 0  # SSM: protective stops of the controller
+    pfl_contacts: int = 0  # contact episodes with the robot's point moving towards the person
+    pfl_violations: int = 0  # of them, those whose worst ratio of speed to permissible speed is above 1
+    pfl_worst_ratio: float = 0.0  # infinite on a region where no transient contact is permitted
+    pfl_worst_region: str | None = None
     person_distance_m: float = 0.0
     person_actions: int = 0
     person_actions_failed: int = 0
@@ -144,6 +148,10 @@ class RunStats:
             "max_stop_intrusion_m": None if self.max_stop_intrusion_m is None else round(self.max_stop_intrusion_m, 6),
             "ssm_margin_min_m": None if self.ssm_margin_min_m is None else round(self.ssm_margin_min_m, 6),
             "ssm_stops": self.ssm_stops,
+            "pfl_contacts": self.pfl_contacts,
+            "pfl_violations": self.pfl_violations,
+            "pfl_worst_ratio": round(self.pfl_worst_ratio, 6) if math.isfinite(self.pfl_worst_ratio) else None,
+            "pfl_worst_region": self.pfl_worst_region,
             "person_distance_m": round(self.person_distance_m, 6),
             "person_actions": self.person_actions,
             "person_actions_failed": self.person_actions_failed,

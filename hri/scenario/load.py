@@ -26,8 +26,9 @@ from hri.base.numbers import is_number
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MEASURED, ROLES, SAFETY_MODES, PersonSetup, RobotSetup, SafetySettings, Scenario,
-                                SimulationSettings, SsmOptions)
+from hri.scenario.model import (MEASURED, PFL_CONTACT_DISTANCE_M, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
+                                PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
+                                SsmOptions)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
 from hri.workcell.layout import Room
 
@@ -60,7 +61,8 @@ _SCHEMA: dict[str, Any] = {
     "safety": {"reaction_time_s": float, "stopping_time_s": float, "rest_speed_m_s": float,
                "speed_tolerance": float, "mode": str,
                "ssm": {"person_speed_m_s": "any", "reaction_time_s": float, "intrusion_distance_m": float,
-                       "person_uncertainty_m": float, "robot_uncertainty_m": float}},
+                       "person_uncertainty_m": float, "robot_uncertainty_m": float},
+               "pfl": {"contact_distance_m": float}},
 }
 #: keys a section must have (the others of ``_SCHEMA`` are optional)
 _REQUIRED_IN = {
@@ -338,7 +340,19 @@ def _read_safety(safety: dict, fail: Fail) -> SafetySettings:
         if value < 0:
             fail(f"safety.ssm.{key} must not be negative", f"safety.ssm.{key}")
         ssm[key] = float(value)
-    return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm))
+    return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
+                          pfl=_read_pfl(safety.get("pfl") or {}, fail))
+
+
+def _read_pfl(pfl: dict, fail: Fail) -> PflOptions:
+    """``safety.pfl`` (its types are checked by the schema): a contact distance the safety
+    monitor measures on every step."""
+    distance = float(pfl.get("contact_distance_m", PFL_CONTACT_DISTANCE_M))
+    if not 0.0 < distance <= PFL_CONTACT_DISTANCE_MAX_M:
+        fail(f"safety.pfl.contact_distance_m must be above 0 and at most {PFL_CONTACT_DISTANCE_MAX_M} m (below "
+             f"that the safety monitor measures the separation every step), got {distance:g}",
+             "safety.pfl.contact_distance_m")
+    return PflOptions(distance)
 
 
 def _read_room(room: dict, fail: Fail) -> Room:

@@ -71,11 +71,29 @@ class SsmOptions:
     robot_uncertainty_m: float | None = None
 
 
+#: safety.pfl.contact_distance_m by default: at the presets' 240 Hz a touch at up to 2.4 m/s
+#: relative speed (above every permissible speed of ISO/TS 15066 Annex A for our robot) leaves
+#: a physics step with the shapes this close, so none passes between two steps unseen
+PFL_CONTACT_DISTANCE_M = 0.01
+#: the largest contact distance: the separation below which the safety monitor measures on
+#: every physics step (hri.run.monitor.CONTACT_M), so every step of a contact is seen
+PFL_CONTACT_DISTANCE_MAX_M = 0.05
+
+
+@dataclass(frozen=True)
+class PflOptions:
+    """``safety.pfl``: power and force limiting (:mod:`hri.run.pfl_contacts`): the person's and
+    the robot's shapes closer than ``contact_distance_m`` are in contact."""
+
+    contact_distance_m: float = PFL_CONTACT_DISTANCE_M
+
+
 @dataclass(frozen=True)
 class SafetySettings:
     """``safety``: what the safety monitor allows (:class:`hri.run.monitor.SafetyLimits`), and
     the run's safety function: ``zones`` (speed by the person's zone, set by the trees) or
-    ``ssm`` (speed and separation monitoring below the trees, :mod:`hri.run.ssm_control`)."""
+    ``ssm`` (speed and separation monitoring below the trees, :mod:`hri.run.ssm_control`);
+    in both, contacts are judged by power and force limiting (``pfl``)."""
 
     reaction_time_s: float
     stopping_time_s: float
@@ -83,6 +101,7 @@ class SafetySettings:
     speed_tolerance: float
     mode: str = "zones"
     ssm: SsmOptions = SsmOptions()
+    pfl: PflOptions = PflOptions()
 
 
 @dataclass(frozen=True)

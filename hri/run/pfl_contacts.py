@@ -1,0 +1,216 @@
+"""Power and force limiting in a run: the robot's contacts with the person, each judged by
+ISO/TS 15066:2016, Annex A (:mod:`hri.run.pfl`: the permissible transient contact speed of
+each body region).
+
+The person's and the robot's shapes are *in contact* while they are closer than the contact
+distance (``safety.pfl.contact_distance_m``). On every physics step of a contact, each pair
+of closest points within that distance (PyBullet's ``getClosestPoints``, one per pair of
+links) whose robot point moves towards the person faster than the scenario's rest speed
+(``safety.rest_speed_m_s``) is judged:
+
+* n is the unit normal from the robot's point to the person's (PyBullet's contact normal
+  on the robot);
+* the robot point's velocity is its link's linear velocity at the centre of mass plus the
+  angular velocity crossed with the lever from there, ``v + w x r``, after the step;
+* the person's point velocity is that material point's displacement since the body's last
+  posing near the robot, by the person's link frames then and now, over the time between
+  (the body is posed kinematically and has no velocity in PyBullet);
+* the contact speed is the relative speed along n, ``(v_robot - v_person) . n`` (0 when
+  the two part), and its ratio to the permissible speed of the person's link's region
+  (:func:`hri.run.pfl.assess_contact`, for the robot's effective mass of start-up).
+
+A contact is an *episode*: it starts at the first such pair and lasts until the shapes part
+beyond the contact distance; it counts once (``pfl_contacts``), as a violation if its worst
+ratio is above 1 (``pfl_violations``), and ends with one ``pfl_contact`` event that names its
+worst pair. ``pfl_worst_ratio`` and ``pfl_worst_region`` are the run's worst.
+
+Cost. The safety monitor measures the separation on every step below its ``CONTACT_M``,
+at least the contact distance; between its measurements the two cannot come closer than
+that (:mod:`hri.run.monitor`). So a step whose newest separation is at least the contact
+distance needs no work here but a comparison. The person's link frames are kept on the
+posed steps whose separation is within one step's closing (the robot's top speed and the
+person's) of the contact distance: among them the step before a contact's first whenever the
+monitor measured it, as it does with the two within ``CONTACT_M``. Otherwise (the gap closed
+by more than ``CONTACT_M`` less the contact distance, 4 cm, in one step) the contact's first
+step takes the person as still.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pybullet as p
+
+from hri.run.pfl import PflContact, assess_contact
+from hri.run.stats import EventLog, RunStats
+
+Vector = tuple[float, float, float]
+Frame = tuple[Vector, tuple[float, float, float, float]]  # a link's centre of mass and orientation
+_NO_TURN = (0.0, 0.0, 0.0, 1.0)
+_UNIT_SLACK = 1e-6  # PyBullet's contact normal is a unit vector to this much, else it is rebuilt
+
+
+@dataclass(frozen=True)
+class PflSetup:
+    """What power and force limiting needs of a run: the robot's effective mass m_R (kg),
+    the contact distance (m), and the speed (m/s) below which a robot point is at rest."""
+
+    robot_mass_kg: float
+    contact_distance_m: float
+    rest_speed_m_s: float
+
+
+@dataclass
+class _Episode:
+    """One contact: when it began, its worst pair so far and when that was."""
+
+    since: float
+    worst: PflContact
+    worst_t: float
+    robot_link: str
+    violated: bool = False
+
+
+def _dot(a: Vector, b: Vector) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _cross(a: Vector, b: Vector) -> Vector:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _normal(record: tuple) -> Vector | None:
+    """The unit normal from the robot's point of a closest-point record to the person's."""
+    n = record[7]
+    if abs(_dot(n, n) - 1.0) > _UNIT_SLACK:
+        n = tuple(a - b for a, b in zip(record[5], record[6]))
+        length = math.sqrt(_dot(n, n))
+        if length == 0.0:
+            return None
+        n = tuple(c / length for c in n)
+    return n
+
+
+class PflMonitor:
+    """Contact episodes of the person's body (PyBullet body ``person``) with the robot's
+    (``robot``), counted into ``stats`` and ``events``; ``names`` are each body's link names
+    by index, ``closing_step_m`` how far the gap can close in one physics step."""
+
+    def __init__(self, client: int, person: int, robot: int, setup: PflSetup, names: dict[int, dict[int, str]],
+                 closing_step_m: float, stats: RunStats, events: EventLog) -> None:
+        self.client = client
+        self.person = person
+        self.robot = robot
+        self.setup = setup
+        self.distance = setup.contact_distance_m
+        self.near = setup.contact_distance_m + closing_step_m  # closer: a contact may begin next step
+        self.stats = stats
+        self.events = events
+        self._robot_names = names[robot]
+        person_names = names[person]
+        # each person link's region and permissible speed, for m_R fixed at start-up
+        self._limits = {link: assess_contact(name, 0.0, setup.robot_mass_kg) for link, name in person_names.items()}
+        self._person_links = sorted(link for link in person_names if link >= 0)
+        self._frames: tuple[float, list[Frame]] | None = None  # (t, the person's link frames) near the robot
+        self._episode: _Episode | None = None
+
+    def step(self, t: float, posed: bool, separation: float) -> None:
+        """After a physics step at ``t``: ``separation`` is the safety monitor's newest; ``posed``:
+        the person's body was posed in this step."""
+        if separation >= self.near and self._episode is None and self._frames is None:
+            return
+        frames = self._person_frames() if posed and separation < self.near else None
+        if separation >= self.distance:
+            self.finish(t)
+        elif posed:
+            self._judge(t, p.getClosestPoints(self.person, self.robot, self.distance, physicsClientId=self.client),
+                        frames)
+        if separation >= self.near:
+            self._frames = None
+        elif frames is not None:  # unposed, the body is where the kept frames have it
+            self._frames = (t, frames)
+
+    def finish(self, t: float) -> None:
+        """End the contact in progress, if any, with its ``pfl_contact`` event at ``t``."""
+        episode = self._episode
+        if episode is None:
+            return
+        self._episode = None
+        worst = episode.worst
+        ratio = worst.ratio
+        self.events.emit(t, "pfl_contact", since_t=round(episode.since, 6), at_t=round(episode.worst_t, 6),
+                         person_link=worst.link, robot_link=episode.robot_link, region=worst.region,
+                         speed_m_s=round(worst.speed, 6), permissible_m_s=round(worst.permissible_speed, 6),
+                         ratio=round(ratio, 6) if math.isfinite(ratio) else None, violation=worst.violation)
+
+    # --- one step of a contact ------------------------------------------------------
+    def _judge(self, t: float, records: list, frames: list[Frame]) -> None:
+        """Judge every pair of ``records`` whose robot point moves towards the person, the
+        person's link ``frames`` now."""
+        if not records:
+            self.finish(t)
+            return
+        for record in records:
+            contact = self._assess(t, record, frames)
+            if contact is not None:
+                self._count(t, contact, self._robot_names[record[4]])
+
+    def _assess(self, t: float, record: tuple, frames: list[Frame]) -> PflContact | None:
+        """The contact of one closest-point record, or None when its robot point does not move
+        towards the person (faster than rest)."""
+        n = _normal(record)
+        if n is None:
+            return None
+        robot_velocity = self._robot_point_velocity(record[4], record[6])
+        if _dot(robot_velocity, n) <= self.setup.rest_speed_m_s:
+            return None
+        person_velocity = self._person_point_velocity(t, record[3], record[5], frames)
+        relative = tuple(a - b for a, b in zip(robot_velocity, person_velocity))
+        limit = self._limits[record[3]]
+        return PflContact(limit.link, limit.region, max(0.0, _dot(relative, n)), limit.permissible_speed)
+
+    def _count(self, t: float, contact: PflContact, robot_link: str) -> None:
+        """Add a judged pair to the episode (starting one) and to the run's figures."""
+        episode = self._episode
+        if episode is None:
+            episode = self._episode = _Episode(t, contact, t, robot_link)
+            self.stats.pfl_contacts += 1
+        elif contact.ratio > episode.worst.ratio:
+            episode.worst, episode.worst_t, episode.robot_link = contact, t, robot_link
+        if contact.violation and not episode.violated:
+            episode.violated = True
+            self.stats.pfl_violations += 1
+        if contact.ratio > self.stats.pfl_worst_ratio or self.stats.pfl_worst_region is None:
+            self.stats.pfl_worst_ratio = contact.ratio
+            self.stats.pfl_worst_region = contact.region
+
+    # --- point velocities ---------------------------------------------------------------
+    def _robot_point_velocity(self, link: int, point: Vector) -> Vector:
+        """The velocity (m/s) of the robot's material point at ``point`` on ``link``, after the step."""
+        if link < 0:
+            linear, angular = p.getBaseVelocity(self.robot, physicsClientId=self.client)
+            centre = p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)[0]
+        else:
+            state = p.getLinkState(self.robot, link, computeLinkVelocity=1, physicsClientId=self.client)
+            centre, linear, angular = state[0], state[6], state[7]
+        turn = _cross(angular, tuple(a - b for a, b in zip(point, centre)))
+        return tuple(a + b for a, b in zip(linear, turn))
+
+    def _person_frames(self) -> list[Frame]:
+        """The person's link frames as posed, the base first (index link + 1)."""
+        base = p.getBasePositionAndOrientation(self.person, physicsClientId=self.client)
+        states = p.getLinkStates(self.person, self._person_links, physicsClientId=self.client)
+        return [base] + [(state[0], state[1]) for state in states]
+
+    def _person_point_velocity(self, t: float, link: int, point: Vector, frames: list[Frame]) -> Vector:
+        """The velocity (m/s) at ``t`` of the person's material point at ``point`` on ``link``
+        (the person's link ``frames`` now): from where the link's frame at the last posing near
+        the robot had that point; 0 without such a posing."""
+        if self._frames is None or self._frames[0] >= t:
+            return (0.0, 0.0, 0.0)
+        then_t, then = self._frames
+        centre, turn = frames[link + 1]
+        local = p.multiplyTransforms(*p.invertTransform(centre, turn), point, _NO_TURN)[0]
+        before = p.multiplyTransforms(*then[link + 1], local, _NO_TURN)[0]
+        return tuple((a - b) / (t - then_t) for a, b in zip(point, before))
