@@ -223,6 +223,7 @@ def test_json_output_parses(capsys: pytest.CaptureFixture) -> None:
     (["--repeat", "0"], "--repeat: must be positive"),
     (["--duration", "-1"], "--duration: must be positive"),
     (["--scenario", "nowhere"], "unknown scenario 'nowhere'"),
+    (["--set", "safety.mode=fast"], "--set safety.mode: must be one of zones, ssm"),
 ])
 def test_mistakes_are_one_line_errors(argv: list[str], message: str) -> None:
     with pytest.raises(HriError, match=message):
@@ -255,6 +256,16 @@ def test_safety_dir_keeps_the_batches_and_resumes(tmp_path) -> None:
     again = run_benchmarks(settings, ["safety"])["results"]["safety"]["total"]
     assert [path.stat().st_mtime_ns for path in stats] == written
     assert {k: v for k, v in again.items() if k != "wall_h"} == {k: v for k, v in first.items() if k != "wall_h"}
+
+
+def test_set_reaches_every_run_of_the_safety_benchmark(tmp_path) -> None:
+    """``--set safety.mode=ssm``: the safety benchmark's runs are SSM runs."""
+    settings = _parse(["bench", "--only", "safety", "--scenario", "coexistence", "--set", "safety.mode=ssm",
+                       "--safety-hours", str(6 / 3600), "--safety-run", "6", "--batch-workers", "1",
+                       "--safety-dir", str(tmp_path)])
+    assert bench_command(settings) == 0
+    (stats,) = tmp_path.glob("coexistence/runs/*/stats.json")
+    assert json.loads(stats.read_text())["ssm_margin_min_m"] is not None
 
 
 def _children(pid: int) -> list[int]:
