@@ -360,9 +360,14 @@ class SafetyMonitor:
         within reach of S_p at full speed, a fresh query is due when the last one is
         ``SSM_REFRESH_S`` old or the bound has fallen ``SSM_STALE_M`` below it."""
         bound = self.separation_bound(t)
-        if t - self.measured_t < SSM_REFRESH_S and self.last_separation - bound < SSM_STALE_M:
-            return False
-        return bound - 2.0 * self.closing_speed * self.dt < self.ssm.full_m()
+        if bound - 2.0 * self.closing_speed * self.dt >= self.ssm.full_m():
+            return False  # the cap is 1 whatever the separation does in a step
+        if t - self.measured_t >= SSM_REFRESH_S or self.last_separation - bound >= SSM_STALE_M:
+            return True
+        # the controller stops when S_p at the present speed does not fit its next bound:
+        # measure rather than stop on a bound that only grew stale
+        current = max(self.robot.effective_fraction, self._joint_speeds()[0])
+        return self.separation_bound(t + self.dt) < self.ssm.required_m(current)
 
     def _closest(self):
         """PyBullet's closest point pair of the person and the robot (None beyond the cutoff).
