@@ -19,6 +19,7 @@ The batch sweeps ``safety.mode`` over zones and ssm and ``safety.ssm.person_spee
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,8 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for preset in PRESETS:
             out = Path(args.out) / preset
-            code = run_batch(preset, args.runs, args.duration, out, sets=SWEEP, workers=args.workers,
-                             resume_hint="the same command", say=lambda line: print(line, file=sys.stderr))
+            with contextlib.redirect_stdout(sys.stderr):  # the batch's progress; stdout is the table's
+                code = run_batch(preset, args.runs, args.duration, out, sets=SWEEP, workers=args.workers,
+                                 resume_hint="the same command", say=lambda line: print(line, file=sys.stderr))
             if code != 0:
                 return code
             loaded = load(out)

@@ -47,6 +47,15 @@ statistic, unless the joint speeds' bound shows that no point moves faster than 
 already is. The zone is followed every step the pelvis moved (:class:`ZoneTracker`: exact, and
 mostly one comparison).
 
+SSM (``safety.mode: ssm``). The zones' speed limits are not checked; instead, on every step
+on which the robot moves, the separation against S_p at the robot's measured speed
+(:meth:`SafetyMonitor._check_ssm`). The monitor is also the SSM controller's sensor: the
+controller caps the speed from :meth:`SafetyMonitor.separation_bound`, the last query less
+what the gap can have closed since, and the monitor takes a query after a step when that
+bound grew stale for the controller (:meth:`SafetyMonitor._controller_due`) or leaves the
+margin too small to be judged without one, posing the person's body for it itself (the body
+has no collisions: when it is posed does not change the physics).
+
 Contacts. With a :class:`~hri.run.pfl_contacts.PflSetup`, every step's newest separation goes
 to power and force limiting (:mod:`hri.run.pfl_contacts`), which judges the steps below its
 contact distance (at most ``CONTACT_M``: all of them measured).
@@ -358,7 +367,8 @@ class SafetyMonitor:
     def _controller_due(self, t: float) -> bool:
         """The SSM controller caps the speed from :meth:`separation_bound`: while the bound is
         within reach of S_p at full speed, a fresh query is due when the last one is
-        ``SSM_REFRESH_S`` old or the bound has fallen ``SSM_STALE_M`` below it."""
+        ``SSM_REFRESH_S`` old, when the bound has fallen ``SSM_STALE_M`` below it, or when the
+        controller would otherwise stop on it."""
         bound = self.separation_bound(t)
         if bound - 2.0 * self.closing_speed * self.dt >= self.ssm.full_m():
             return False  # the cap is 1 whatever the separation does in a step
