@@ -140,11 +140,10 @@ class JointMotion:
                 inp.target_position = self._waypoints[target].tolist()
             inp.target_velocity = self._zeros
             inp.target_acceleration = self._zeros
-        try:
-            result = self._otg.update(inp, self._out)
-        except RuckigError:  # a calculation it could not finish (it raises some, returns others)
-            return Progress.ERROR
-        if result not in (Result.Working, Result.Finished):
+        result = self._calculate()
+        if result is None:  # (Result.Working is 0: compare with None)
+            result = self._calculate_unsynchronised()
+        if result is None:
             return Progress.ERROR
         self._out.pass_to_input(inp)
         if result != Result.Finished:
@@ -163,6 +162,28 @@ class JointMotion:
         if self._index >= len(self._waypoints):
             return Progress.ARRIVED
         return Progress.MOVING
+
+    def _calculate(self) -> Result | None:
+        """ruckig's update of this cycle; None when it failed (it raises some errors of a
+        calculation it could not finish and returns others)."""
+        try:
+            result = self._otg.update(self._inp, self._out)
+        except RuckigError:
+            return None
+        return result if result in (Result.Working, Result.Finished) else None
+
+    def _calculate_unsynchronised(self) -> Result | None:
+        """:meth:`_calculate` with every joint on its own time-optimal profile: ruckig's phase
+        synchronisation can fail numerically (met when the speed limit changes in the middle
+        of a motion, speed and separation monitoring's cap). Braking and holding need no
+        synchronisation (each joint then brakes as hard as it may: no farther than
+        synchronised); a move reaches its waypoint off the straight joint path instead of
+        failing."""
+        self._inp.synchronization = Synchronization.No
+        try:
+            return self._calculate()
+        finally:
+            self._inp.synchronization = Synchronization.Phase
 
     def _rest(self) -> None:
         self._inp.current_velocity = [0.0] * self.dof

@@ -476,3 +476,44 @@ def test_a_calculation_ruckig_cannot_finish_is_an_error_not_a_crash(monkeypatch)
 
     monkeypatch.setattr(motion, "_otg", type("Refusing", (), {"update": staticmethod(refuse)})())
     assert motion.update(0.5) == Progress.ERROR
+
+
+def test_a_synchronisation_ruckig_cannot_find_is_done_unsynchronised() -> None:
+    """A state met in an SSM run (collaboration, seed 1): the arm braking towards its next
+    waypoint with the cap at 0.5. ruckig fails to phase-synchronise it (it raises); the cycle
+    goes on with each joint on its own profile, and the motion arrives instead of failing."""
+    import ruckig
+
+    from hri.robot.motion import JointMotion, Progress
+
+    position = [-1.0413006928063109, 0.32915243720957044, 2.2739022958826105, -1.6357265095945558e-10,
+                0.5370645132120831, -2.609475074974294]
+    velocity = [-0.10322597389194976, -0.08561763247269148, 0.03825328183216148, -1.632314292251659e-10,
+                0.06450460017568664, -0.2580649347298779]
+    acceleration = [4.064007360071086, 1.6902615324467867, 0.0, 0.0, 0.0, 10.160018400177787]
+    target = np.array([-1.0430486557965084, 0.3274915528172382, 2.275097391363781, -1.718647800080965e-10,
+                       0.5390037092787378, -2.613844982449788])
+    vmax = np.array([2.094395, 2.094395, 3.141593, 3.926991, 3.926991, 3.926991])
+    amax, jmax = [8.0, 8.0, 10.0, 15.0, 15.0, 20.0], [80.0, 80.0, 100.0, 150.0, 150.0, 200.0]
+
+    def motion() -> JointMotion:
+        m = JointMotion(np.array(position), vmax, amax, jmax, 1.0 / 240.0, velocity=np.array(velocity),
+                        acceleration=np.array(acceleration))
+        m.follow([target])
+        return m
+
+    inp = ruckig.InputParameter(6)  # ruckig itself, phase-synchronised, fails on this state
+    inp.current_position, inp.current_velocity, inp.current_acceleration = position, velocity, acceleration
+    inp.target_position, inp.target_velocity, inp.target_acceleration = target.tolist(), [0.0] * 6, [0.0] * 6
+    inp.max_velocity, inp.max_acceleration, inp.max_jerk = (vmax * 0.5).tolist(), amax, jmax
+    inp.synchronization = ruckig.Synchronization.Phase
+    with pytest.raises(ruckig.RuckigError, match="t sync"):
+        ruckig.Ruckig(6, 1.0 / 240.0).update(inp, ruckig.OutputParameter(6))
+    m = motion()
+    progress = []
+    for _ in range(240):
+        progress.append(m.update(0.5))
+        if progress[-1] == Progress.ARRIVED:
+            break
+    assert Progress.ERROR not in progress and progress[-1] == Progress.ARRIVED
+    assert np.allclose(m.position, target)
