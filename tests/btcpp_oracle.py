@@ -19,8 +19,9 @@ the pin or else runs the case. A case marked ``crashes_4_8_2`` kills a 4.8.2 pro
 ``run_case`` refuses to run it there.
 
 Run as a script with either interpreter, it prints the outcomes as JSON keyed by case
-name: ``python tests/btcpp_oracle.py [CASE.yaml ...]`` (no argument: the whole corpus; a
-case the library cannot run gives null). It needs only PyYAML and behaviortreepy, so that
+name: ``python tests/btcpp_oracle.py [--btlog DIR] [CASE.yaml ...]`` (no case: the whole
+corpus; a case the library cannot run gives null; ``--btlog``: each case's ticks are also
+logged by BehaviorTree.CPP's ``FileLogger`` into ``DIR/<case>.btlog``). It needs only PyYAML and behaviortreepy, so that
 the 4.10 venv can run it too.
 """
 
@@ -32,6 +33,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -135,8 +137,46 @@ def _entry_text(board: Any, key: str) -> str | None:
         return None
 
 
-def run_case(case: dict, module: str = "behaviortreepy") -> dict:
-    """Run ``case`` on the BehaviorTree.CPP bindings importable as ``module``."""
+class OpenLogs:
+    """FileLoggers kept open, with their trees, until their files are complete.
+
+    FileLogger2 writes from a thread of its own, which takes the queued transitions in
+    batches; destroyed while it writes a batch, it ends without the transitions queued since
+    (``~FileLogger2`` clears ``loop``, and ``writerLoop`` checks it before taking the queue
+    again). :meth:`close` waits until no file has grown for :data:`SETTLE_S` (longer than the
+    thread's 10 ms wait, so every thread is idle), then destroys the loggers, then the trees.
+    """
+
+    SETTLE_S = 0.1
+    TIMEOUT_S = 5.0
+
+    def __init__(self) -> None:
+        self.loggers: list[Any] = []
+        self.trees: list[Any] = []
+        self.paths: list[str] = []
+
+    def add(self, logger: Any, tree: Any, path: str) -> None:
+        self.loggers.append(logger)
+        self.trees.append(tree)
+        self.paths.append(path)
+
+    def close(self) -> None:
+        sizes: list[int] = []
+        start = changed = time.monotonic()
+        while time.monotonic() - changed < self.SETTLE_S and time.monotonic() - start < self.TIMEOUT_S:
+            now = [os.path.getsize(path) for path in self.paths]
+            if now != sizes:
+                sizes, changed = now, time.monotonic()
+            time.sleep(0.002)
+        self.loggers.clear()  # each destructor closes its file
+        self.trees.clear()
+
+
+def run_case(case: dict, module: str = "behaviortreepy", btlog: str | None = None,
+             open_logs: OpenLogs | None = None) -> dict:
+    """Run ``case`` on the BehaviorTree.CPP bindings importable as ``module``; with ``btlog``,
+    its ``FileLogger`` (FileLogger2) logs the ticks into that ``.btlog`` file, complete when
+    this returns, or when ``open_logs`` is closed if it is given (one wait for many cases)."""
     if case.get("crashes_4_8_2") and not _is_4_9_or_later(module):
         raise UnsupportedCase("this case crashes BehaviorTree.CPP before 4.9: use its expected_4_10")
     bt = importlib.import_module(module)
@@ -150,6 +190,7 @@ def run_case(case: dict, module: str = "behaviortreepy") -> dict:
     except Exception:  # noqa: BLE001 - pybind maps C++ errors to several Python types
         outcome["load_error"] = True
         return outcome
+    logger = bt.FileLogger(tree, btlog) if btlog is not None else None
     for index in range(case["ticks"]):
         try:
             outcome["ticks"].append(tree.tick_once().name)
@@ -163,24 +204,37 @@ def run_case(case: dict, module: str = "behaviortreepy") -> dict:
     outcome["blackboard"] = {key: _entry_text(board, key) for key in sorted(board.get_keys())}
     # copied now: destroying the tree may halt running leaves and log more
     outcome["log"] = [list(event) for event in leaves.log]
+    if logger is not None:
+        logs = open_logs or OpenLogs()
+        logs.add(logger, tree, btlog)
+        del logger, tree
+        if open_logs is None:
+            logs.close()
     return outcome
 
 
-def _outcome_or_none(case: dict) -> dict | None:
+def _outcome_or_none(case: dict, btlog: str | None = None, open_logs: OpenLogs | None = None) -> dict | None:
     try:
-        return run_case(case)
+        return run_case(case, btlog=btlog, open_logs=open_logs)
     except UnsupportedCase:
         return None
 
 
 def main(paths: list[str]) -> None:
+    btlog_dir = None
+    if paths[:1] == ["--btlog"]:  # --btlog DIR: each case also logs into DIR/<case>.btlog
+        btlog_dir, paths = Path(paths[1]), paths[2:]
     cases = [(Path(path).stem, load_case(path)) for path in paths] if paths else load_corpus()
     # the library prints diagnostics on the C stdout: send them to stderr, keep stdout JSON
     sys.stdout.flush()
     json_stdout = os.dup(1)
     os.dup2(2, 1)
     try:
-        outcomes = {name: _outcome_or_none(case) for name, case in cases}
+        open_logs = OpenLogs()
+        outcomes = {name: _outcome_or_none(case, None if btlog_dir is None else str(btlog_dir / f"{name}.btlog"),
+                                           open_logs)
+                    for name, case in cases}
+        open_logs.close()
     finally:
         ctypes.CDLL(None).fflush(None)  # what C++ buffered belongs to stderr too
         os.dup2(json_stdout, 1)

@@ -10,6 +10,8 @@ and propagates).
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,9 @@ from py_trees.common import Status
 
 from hri.bt import Blackboard, BTNode, TreeContext, default_registry, load_tree_text
 from hri.bt.blackboard import EMPTY
+from hri.bt.loggers.file_logger import btlog_header
+from hri.bt.loggers.transitions import TransitionRecorder
+from hri.bt.loggers.tree_xml import tree_xml
 from hri.bt.node_status import TickResult, parse_status, status_name
 from hri.bt.scripting import format_value
 from hri.base.errors import HriError
@@ -63,8 +68,9 @@ class TestCondition(BTNode):
         return self.ctx.services["leaves"].next(self.name, "tick")
 
 
+@functools.cache
 def registry():
-    """The default registry plus the two test leaves."""
+    """The default registry plus the two test leaves (one for every case: a tree only reads it)."""
     reg = default_registry()
     reg.register("TestAction", TestAction, "action")
     reg.register("TestCondition", TestCondition, "condition")
@@ -75,25 +81,30 @@ def _entry_text(value: Any) -> str | None:
     return None if value is EMPTY else format_value(value)
 
 
-def run_case(case: dict) -> dict:
-    """Run ``case`` on hri; the outcome as :func:`btcpp_oracle.run_case` gives it."""
+def run_case(case: dict, btlog: str | None = None) -> dict:
+    """Run ``case`` on hri; the outcome as :func:`btcpp_oracle.run_case` gives it. With
+    ``btlog``, hri's FileLogger2 writer logs the ticks into that ``.btlog`` file."""
     leaves = _Leaves(case.get("leaves") or {})
     ctx = TreeContext(rng=np.random.default_rng(0), now=lambda: 0.0, services={"leaves": leaves})
     blackboard = Blackboard()
     for key, value in (case.get("blackboard") or {}).items():
         blackboard.set(key, value)
     outcome: dict = {"load_error": False, "ticks": [], "tick_error": None, "log": [], "blackboard": {}}
+    nodes = registry()
     try:
-        tree = load_tree_text(case["xml"], registry(), ctx, blackboard)
+        tree = load_tree_text(case["xml"], nodes, ctx, blackboard)
     except HriError:
         outcome["load_error"] = True
         return outcome
+    recorder = TransitionRecorder(tree.root) if btlog is not None else None
     for index in range(case["ticks"]):
         try:
             outcome["ticks"].append(status_name(tree.tick_once()))
         except HriError:
             outcome["tick_error"] = index
             break
+    if recorder is not None:
+        Path(btlog).write_bytes(btlog_header(tree_xml(tree, nodes)) + recorder.take())
     entries = blackboard.local_entries()
     outcome["blackboard"] = {key: _entry_text(entries[key].value) for key in sorted(entries)}
     outcome["log"] = leaves.log

@@ -88,7 +88,8 @@ def test_same_seed_same_statistics_and_events(tmp_path):
     for key in WALL_CLOCK_KEYS:
         a.pop(key), b.pop(key)
     assert a == b
-    assert (tmp_path / "a" / "events.jsonl").read_text() == (tmp_path / "b" / "events.jsonl").read_text()
+    for name in ("events.jsonl", "person.btlog", "robot.btlog"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     c = run_scenario(scenario, 120.0, seed=8)
     assert c["person_distance_m"] != a["person_distance_m"]
 

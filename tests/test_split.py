@@ -29,7 +29,8 @@ def _run_files(out: Path) -> tuple[dict, str, str]:
 
 @pytest.mark.parametrize("name, seed, duration", [("coexistence", 10, 40.0), ("collaboration", 1, 60.0)])
 def test_split_processes_give_the_same_run(tmp_path, name, seed, duration):
-    """Statistics, every event and the trajectory are the same with the trees in their own processes."""
+    """Statistics, every event, the trajectory and the trees' .btlog files are the same with the
+    trees in their own processes."""
     scenario = load_scenario(name)
     run_scenario(scenario, duration, seed=seed, out_dir=tmp_path / "one")
     run_scenario(scenario, duration, seed=seed, out_dir=tmp_path / "split", split=True)
@@ -37,6 +38,8 @@ def test_split_processes_give_the_same_run(tmp_path, name, seed, duration):
     assert one[0] == split[0]
     assert one[1] == split[1]
     assert one[2] == split[2]
+    for log in ("person.btlog", "robot.btlog"):
+        assert (tmp_path / "one" / log).read_bytes() == (tmp_path / "split" / log).read_bytes()
     assert one[0]["complete"] and one[0]["person_actions"] > 3
     events = [json.loads(line)["event"] for line in one[1].splitlines()]
     assert "person_action_finished" in events and "robot_move_finished" in events

@@ -47,7 +47,8 @@ def test_a_run_written_as_it_goes_has_the_files_of_one_written_at_the_end(tmp_pa
     for key in ("wall_time_s", "real_time_factor"):
         spilled_stats.pop(key), stats.pop(key)
     assert spilled_stats == stats
-    assert sorted(os.listdir(tmp_path / "spilled")) == ["events.jsonl", "stats.json", "trajectory.csv"]
+    assert sorted(os.listdir(tmp_path / "spilled")) == ["events.jsonl", "person.btlog", "robot.btlog", "stats.json",
+                                                        "trajectory.csv"]
 
 
 def test_a_runs_files_are_as_readable_as_any_new_file(tmp_path):

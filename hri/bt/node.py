@@ -6,7 +6,9 @@ node's pre-conditions (``_failureIf``, ``_successIf``, ``_skipIf``, ``_while``),
 :meth:`TreeNode.on_tick` (the node's own logic, BehaviorTree.CPP's ``tick()``), runs its
 post-conditions (``_onSuccess``, ``_onFailure``, ``_post``) and keeps the status it returned,
 unless that was :data:`~hri.bt.node_status.SKIPPED`. :meth:`TreeNode.halt_node` interrupts a
-RUNNING node (``halt()``, then ``_onHalted``).
+RUNNING node (``halt()``, then ``_onHalted``). A node's status changes only through
+:meth:`TreeNode.set_status` (``setStatus``; :meth:`TreeNode.reset_status` for IDLE), which
+tells the node's ``status_observer`` of each change, as BehaviorTree.CPP tells its loggers.
 
 * :class:`BTNode`: a leaf (action or condition): override ``update()`` (and
   ``initialise()`` when it starts, ``on_halted()`` for clean-up when a RUNNING node is halted).
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
 import py_trees
 from py_trees.common import Status
@@ -103,6 +105,10 @@ class NodeConfig:
     conditions: Conditions | None = None
 
 
+StatusObserver = Callable[["TreeNode", Status, Status], None]
+"""Called with ``(node, previous status, new status)`` after a node's status changed."""
+
+
 class TreeNode(PortsMixin):
     """BehaviorTree.CPP's ``TreeNode`` on a py_trees behaviour: tick, halt, conditions."""
 
@@ -111,6 +117,8 @@ class TreeNode(PortsMixin):
     """The node's type as written in the tree file (an alias such as ``AmICalled`` is not its class's name)."""
 
     status: Status
+    status_observer: StatusObserver | None = None
+    """Told of every change of :attr:`status` by :meth:`set_status` (a logger's hook); None: nobody is."""
     name: str
 
     def _configure(self, config: NodeConfig) -> None:
@@ -147,7 +155,7 @@ class TreeNode(PortsMixin):
         if status is not SKIPPED:
             if status is _IDLE:  # BehaviorTree.CPP's setStatus(IDLE) throws
                 raise self._error("the tick returned IDLE")
-            self.status = status
+            self.set_status(status)
         return status
 
     def _tick_with_conditions(self, conditions: Conditions) -> TickResult:
@@ -185,9 +193,18 @@ class TreeNode(PortsMixin):
         if self.conditions is not None:
             self.run_script(self.conditions.on_halted)
 
+    def set_status(self, status: Status) -> None:
+        """Make ``status`` the node's status (BehaviorTree.CPP ``setStatus``, and ``resetStatus``
+        for IDLE); a change is told to the node's :attr:`status_observer`, as BehaviorTree.CPP
+        notifies its subscribers. Every change of a node's status goes through here."""
+        before = self.status
+        self.status = status
+        if before is not status and self.status_observer is not None:
+            self.status_observer(self, before, status)
+
     def reset_status(self) -> None:
         """Make the node IDLE again (BehaviorTree.CPP ``resetStatus``)."""
-        self.status = _IDLE
+        self.set_status(_IDLE)
 
     def run_script(self, script: "Script | None") -> Any:
         """Run ``script`` on the node's blackboard (nothing for None); a run-time error is a

@@ -176,7 +176,7 @@ class TreeBuilder:
             return _placeholder()
         config = NodeConfig(name, {}, self.ctx, blackboard, (root,), type_id="SubTree",
                             location=(element.file, element.line), conditions=conditions)
-        return SubTreeNode(config, tree_id, scope)
+        return SubTreeNode(config, tree_id, scope, element.attrib.get("name"), attrs)
 
     def _path_problem(self, element: Element) -> str | None:
         """Two SubTrees of one name under one parent tree: Groot2 could not tell them apart,

@@ -28,6 +28,7 @@ from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
 from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
+from hri.bt.loggers.file_logger import SUFFIX as BTLOG_SUFFIX, BtLogFile
 from hri.bt.node import NodeExecutionError
 from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlag
@@ -141,6 +142,7 @@ class Simulation:
         self.trajectory_every = max(1, round(rates.physics_rate_hz * TRAJECTORY_PERIOD_S))
         self.trajectory = TrajectoryLog()
         self.events = EventLog()
+        self.btlogs: dict[str, BtLogFile] = {}  # with out_dir: each tree's status transitions (ROLE.btlog)
         self.stats = RunStats(scenario.name, self.seed)
         self.client: int | None = None
         self.queues: RunQueues | None = None
@@ -213,6 +215,9 @@ class Simulation:
         for role, tree_seed in (("person", person_seed), ("robot", robot_seed)):
             self.trees[role] = self._start_tree(role, tree_seed)
         self.status_logs = {role: host.status_log for role, host in self.trees.items()}
+        if self.out_dir is not None:
+            self.btlogs = {role: BtLogFile(self.out_dir / f"{role}{BTLOG_SUFFIX}", host.tree_xml())
+                           for role, host in self.trees.items()}
 
         safety = scenario.safety
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
@@ -254,9 +259,10 @@ class Simulation:
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
         broker = self.services.broker_address
+        record = self.out_dir is not None  # the status transitions, for the run's .btlog files
         if self.split:
-            return RemoteTreeHost(role, self.scenario, self.network, broker, seed, self.queues)
-        return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed)
+            return RemoteTreeHost(role, self.scenario, self.network, broker, seed, self.queues, record)
+        return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed, record)
 
     def _take_events(self, result: TickResult) -> None:
         """A tree executor's events into the log; the person's actions and the robot's random
@@ -286,6 +292,8 @@ class Simulation:
             self._started.pop(0).finish(self.view)
         self.events.discard()  # hidden files of logs that were not written (a failed set-up)
         self.trajectory.discard()
+        for btlog in self.btlogs.values():
+            btlog.discard()
         while self.trees:
             self.trees.popitem()[1].close()
         if getattr(self, "robot", None) is not None:  # its planning client: ~28 MB a run otherwise
@@ -315,6 +323,8 @@ class Simulation:
         for role, host in self.trees.items():
             result = host.tick(now)
             self._take_events(result)
+            if result.transitions:
+                self.btlogs[role].append(result.transitions)
             if role == "robot" and result.ticked and result.status == "SUCCESS":
                 self.stats.robot_cycles += 1
                 self.events.emit(now, "robot_cycle_done", cycle=self.stats.robot_cycles)
@@ -449,7 +459,8 @@ class Simulation:
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: Window | None = None,
                  realtime: bool = False, out_dir: Path | None = None,
                  observers: Sequence[Observer] = (), split: bool = False, strict: bool = False) -> dict[str, Any]:
-    """Build, run, write ``stats.json`` and ``events.jsonl`` (with ``out_dir``), and clean up;
+    """Build, run, write ``stats.json``, ``events.jsonl``, ``trajectory.csv`` and the trees'
+    ``.btlog`` files (with ``out_dir``), and clean up;
     ``split``: the trees in processes of their own; ``strict``: the first safety violation
     ends the run (:class:`hri.base.errors.SafetyViolation`)."""
     from hri.run.stats import write_run
@@ -464,7 +475,7 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: W
             raise
         finally:  # also a run that failed leaves what it has, marked "complete": false
             if out_dir is not None:
-                write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory)
+                write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory, sim.btlogs)
     return stats
 
 

@@ -2,8 +2,8 @@
 
 :class:`EventLog` keeps the run's events (``t`` in simulated seconds, ``event``, fields) in
 order; :class:`RunStats` accumulates the figures of a run (``docs/statistics.md``), among them why the trees' actions failed (:meth:`RunStats.count_failure`, by the
-``reason`` of each failure's event). Both are written by :func:`write_run` atomically: a
-reader never sees half a file.
+``reason`` of each failure's event). Both are written by :func:`write_run` atomically, with the
+trajectory and the trees' ``.btlog`` files: a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from hri.base.files import Spool, write_atomic
 from hri.workcell.layout import PartsSettings
 
 if TYPE_CHECKING:
+    from hri.bt.loggers.file_logger import BtLogFile
     from hri.workcell.parts import PartCounts
 
 ZONES = ("safe", "warning", "stop")
@@ -189,12 +190,15 @@ TRAJECTORY_COLUMNS = ("t", "person_x", "person_y", "person_yaw", "zone", "robot_
                       "robot_speed_fraction", "robot_fastest_point_m_s", "separation_m")
 
 
-def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog, trajectory: TrajectoryLog | None = None) -> None:
-    """Write ``trajectory.csv``, ``events.jsonl``, then ``stats.json`` (last: its presence means
-    the run's files are complete)."""
+def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog, trajectory: TrajectoryLog | None = None,
+              btlogs: Mapping[str, BtLogFile] | None = None) -> None:
+    """Write ``trajectory.csv``, the trees' ``.btlog`` files, ``events.jsonl``, then
+    ``stats.json`` (last: its presence means the run's files are complete)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     if trajectory is not None:
         trajectory.write(out_dir / "trajectory.csv")
+    for btlog in (btlogs or {}).values():
+        btlog.write()
     events.write(out_dir / "events.jsonl")
     write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
 

@@ -21,7 +21,9 @@ its own (``hri run --split``, :mod:`hri.run.tree_process`). Either way the simul
 the network delivered since the last tick, ticks the tree (once its services are found and
 their streams have answered), and returns the tree's status and the events its nodes
 emitted. Nothing here reads the wall clock; the tree's random numbers come from the seed it
-is given.
+is given. With ``record_transitions`` the host also records every status transition of the
+tree's nodes during the tick (:class:`~hri.bt.loggers.transitions.TransitionRecorder`, stamped
+with the tick's simulated time) and returns them for the run's ``.btlog`` file.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from hri.actor import service as actor_service
 from hri.actor.service import ActorClient
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
+from hri.bt.loggers.transitions import TransitionRecorder
+from hri.bt.loggers.tree_xml import tree_xml
 from hri.bt.plugins import default_registry
 from hri.bt.plugins import load_plugins
 from hri.bt.node_status import status_name
@@ -74,13 +78,14 @@ class TickResult:
     ticked: bool                # False while the services are still being found
     status: str                 # the tick's status: SUCCESS, FAILURE, RUNNING, SKIPPED; IDLE if not ticked
     events: list[Event] = field(default_factory=list)
+    transitions: bytes = b""    # FileLogger2 records of the tick's status transitions, if recorded
 
 
 class TreeHost:
     """One tree of a scenario (``role``: person or robot) on one network endpoint."""
 
     def __init__(self, role: str, scenario: Scenario, endpoint: Endpoint, broker_address: int,
-                 seed: np.random.SeedSequence) -> None:
+                 seed: np.random.SeedSequence, record_transitions: bool = False) -> None:
         if role not in ROLES:
             raise HriError(f"unknown tree role {role!r} (roles: {', '.join(ROLES)})")
         self.role = role
@@ -91,7 +96,7 @@ class TreeHost:
         self._start_pose = scenario.person.start
         self._discoveries: dict[str, Future] = {}
         self.ready = False
-        registry = default_registry()
+        self.registry = registry = default_registry()
         load_plugins(registry, scenario.plugins, scenario.path.parent, str(scenario.path),
                      scenario.line_of("plugins"))
         self.blackboard = Blackboard()
@@ -104,6 +109,11 @@ class TreeHost:
         self.tree = load_tree(path, registry, self.ctx, self.blackboard)
         self.status_log = TreeStatusLog(role, self.tree.root, path)
         self.status_log.start(0.0, self._event)
+        self.transitions = TransitionRecorder(self.tree.root) if record_transitions else None
+
+    def tree_xml(self) -> str:
+        """The tree as BehaviorTree.CPP's loggers describe it, with the UIDs of the transitions."""
+        return tree_xml(self.tree, self.registry)
 
     def now(self) -> float:
         return self._now
@@ -151,12 +161,15 @@ class TreeHost:
                     self.blackboard.set("human_zone", safety.person_zone())
                 if safety.speed_cap() is not None:
                     self.blackboard.set("ssm_speed_cap", safety.speed_cap())
+            if self.transitions is not None:
+                self.transitions.set_time(now)
             status = status_name(self.tree.tick_once())
             self.status_log.record(now, self._event)
         else:
             status = status_name(self.tree.status)
         events, self._events = self._events, []
-        return TickResult(self.ready and run_tree, status, events)
+        transitions = self.transitions.take() if self.transitions is not None else b""
+        return TickResult(self.ready and run_tree, status, events, transitions)
 
     def close(self) -> None:
         self.node.endpoint.close()

@@ -14,7 +14,8 @@ The network keeps an endpoint for each remote tree. Once per tree period the sim
 1. forwards the frames the network delivered to that endpoint since the last tick,
 2. sends ``tick`` with the simulated time,
 3. reads the frames the tree sent while it ticked and hands them to the network as sent at
-   that time, until ``done`` (the tree's status and the events its nodes emitted).
+   that time, until ``done`` (the tree's status, the events its nodes emitted and, for the
+   run's ``.btlog``, the status transitions of the tick).
 
 The person's tree first, then the robot's: the same frames in the same order at the same
 simulated times as in one process, so a seed gives the same run either way. Messages longer
@@ -50,7 +51,10 @@ from typing import Any, Callable
 import numpy as np
 import posix_ipc
 
+from hri.bt.factory import NodeRegistry
+from hri.bt.loggers.tree_xml import tree_xml
 from hri.bt.status import TreeStatusLog
+from hri.bt.tree import Tree
 from hri.base.errors import HriError
 from hri.base.quiet import import_pybullet_quietly
 from hri.base.mqueue import RunQueues, cleanup_stale, receive_waiting, system_limits
@@ -143,7 +147,7 @@ class RemoteTreeHost:
     """A tree in a process of its own, as the simulation sees it (the interface of :class:`TreeHost`)."""
 
     def __init__(self, role: str, scenario: Scenario, network: Network, broker_address: int,
-                 seed: np.random.SeedSequence, run_queues: RunQueues) -> None:
+                 seed: np.random.SeedSequence, run_queues: RunQueues, record_transitions: bool = False) -> None:
         self.role = role
         self.network = network
         self.endpoint = network.endpoint(f"{role}-tree")
@@ -155,14 +159,15 @@ class RemoteTreeHost:
         spec = {"role": role, "endpoint": self.endpoint.id, "broker": broker_address, "parent": os.getpid(),
                 "queues": {"in": to_tree.name, "out": from_tree.name},
                 "seed": {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)},
-                "scenario": scenario.document.to_json()}
+                "scenario": scenario.document.to_json(), "record_transitions": record_transitions}
         self.process = subprocess.Popen([sys.executable, "-m", "hri.run.tree_process"], stdin=subprocess.PIPE,
                                         close_fds=True)
         self.process.stdin.write(json.dumps(spec).encode("utf-8"))
         self.process.stdin.close()
         self.pipe = Pipe(from_tree, to_tree, lambda: self.process.poll() is None,
                          f"the {role} tree's process (pid {self.process.pid})", TREE_TIMEOUT_S)
-        self.status_log = _status_mirror(role, scenario)
+        self.tree, self.registry = _mirror_tree(role, scenario)
+        self.status_log = TreeStatusLog(role, self.tree.root, str(scenario.trees[role]))
         self._expect("ready")
 
     def _expect(self, op: str, t: float = 0.0) -> Any:
@@ -207,7 +212,11 @@ class RemoteTreeHost:
         for t, event, fields in events:
             if event == "tree_status":
                 self.status_log.apply(fields["changes"])
-        return TickResult(bool(result["ticked"]), str(result["status"]), events)
+        return TickResult(bool(result["ticked"]), str(result["status"]), events, bytes(result["transitions"]))
+
+    def tree_xml(self) -> str:
+        """The tree as BehaviorTree.CPP's loggers describe it (of the mirror: the same nodes)."""
+        return tree_xml(self.tree, self.registry)
 
     def signal(self, sig: int) -> None:
         """Send ``sig`` to the tree's process (fault injection: ``tree_killed``, ``tree_hung``)."""
@@ -227,8 +236,9 @@ class RemoteTreeHost:
                 self.process.wait()
 
 
-def _status_mirror(role: str, scenario: Scenario) -> TreeStatusLog:
-    """The tree loaded here only to show its node statuses (``--show-trees``), fed by its events."""
+def _mirror_tree(role: str, scenario: Scenario) -> tuple[Tree, NodeRegistry]:
+    """The tree loaded here, never ticked, and its registry: its node statuses (``--show-trees``)
+    are fed by its events, and it describes the tree in the run's ``.btlog``."""
     from hri.bt.blackboard import Blackboard
     from hri.bt.context import TreeContext
     from hri.bt.plugins import default_registry
@@ -240,7 +250,7 @@ def _status_mirror(role: str, scenario: Scenario) -> TreeStatusLog:
                  scenario.line_of("plugins"))
     path = str(scenario.trees[role])
     tree = load_tree(path, registry, TreeContext(np.random.default_rng(0), lambda: 0.0), Blackboard())
-    return TreeStatusLog(role, tree.root, path)
+    return tree, registry
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,7 +285,8 @@ def _serve(host: TreeHost, endpoint: PipeEndpoint, pipe: Pipe) -> None:
         elif frame.op == "tick":
             result = host.tick(float(frame.payload["now"]), bool(frame.payload["run_tree"]))
             pipe.send(_control("done", {"ticked": result.ticked, "status": result.status,
-                                        "events": [[t, event, fields] for t, event, fields in result.events]}))
+                                        "events": [[t, event, fields] for t, event, fields in result.events],
+                                        "transitions": result.transitions}))
         elif frame.op == "stop":
             return
 
@@ -292,7 +303,7 @@ def main() -> int:
         import_pybullet_quietly()  # the scenario's robot settings are read by hri.robot.arm: no banner on stderr
         scenario = scenario_from_json(spec["scenario"])
         seed = np.random.SeedSequence(spec["seed"]["entropy"], spawn_key=spec["seed"]["spawn_key"])
-        host = TreeHost(role, scenario, endpoint, int(spec["broker"]), seed)
+        host = TreeHost(role, scenario, endpoint, int(spec["broker"]), seed, bool(spec["record_transitions"]))
         pipe.send(_control("ready"))
         _serve(host, endpoint, pipe)
         return 0

@@ -22,7 +22,7 @@ class IfThenElse(BTControl):
     branch = 0
 
     def on_tick(self) -> TickResult:
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         if self.branch == 0:
             condition = self.children[0].execute_tick()
             if condition is Status.RUNNING:

@@ -32,7 +32,7 @@ class InOrder(BTControl):
         count = len(self.children)
         if not is_active(self.status):
             self.skipped = 0
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         while self.current < count:
             child = self.children[self.current]
             before = child.status

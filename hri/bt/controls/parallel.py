@@ -52,7 +52,7 @@ class Parallel(BTControl):
             raise self._error("number of children is less than success_count: it can never succeed")
         if count < need_failure:
             raise self._error("number of children is less than failure_count: it can never fail")
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         skipped = 0
         for index, child in enumerate(self.children):
             if index not in self.completed:

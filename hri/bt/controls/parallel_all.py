@@ -31,7 +31,7 @@ class ParallelAll(BTControl):
         need_failure = threshold(self.get_input("max_failures"), count)
         if count < need_failure:
             raise self._error("number of children is less than max_failures: it can never fail")
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         skipped = 0
         for index, child in enumerate(self.children):
             if index in self.completed:

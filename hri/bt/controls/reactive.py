@@ -23,7 +23,7 @@ class Reactive(BTControl):
 
     def on_tick(self) -> TickResult:
         all_skipped = True
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         for index, child in enumerate(self.children):
             status = child.execute_tick()
             all_skipped = all_skipped and status is SKIPPED

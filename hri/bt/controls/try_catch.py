@@ -29,7 +29,7 @@ class TryCatch(BTControl):
         if not is_active(self.status):
             self.skipped = 0
             self.in_catch = False
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         if self.in_catch:
             return self._catch()
         tries = len(self.children) - 1

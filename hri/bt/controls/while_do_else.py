@@ -22,7 +22,7 @@ class WhileDoElse(BTControl):
     MAX_CHILDREN = 3
 
     def on_tick(self) -> TickResult:
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         condition = self.children[0].execute_tick()
         if condition is Status.RUNNING:
             return condition

@@ -29,7 +29,7 @@ class CountedLoop(BTDecorator):
 
     def on_tick(self) -> TickResult:
         limit = self.required_input(self.PORT)
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         while self.count < limit or limit == -1:
             before = self.child.status
             status = self.child.execute_tick()

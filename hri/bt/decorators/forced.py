@@ -17,7 +17,7 @@ class Forced(BTDecorator):
     OUTCOME: ClassVar[Status]
 
     def on_tick(self) -> TickResult:
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         status = self.child.execute_tick()
         if is_completed(status):
             self.reset_child()

@@ -14,7 +14,7 @@ class Inverter(BTDecorator):
     """SUCCESS <-> FAILURE; RUNNING and SKIPPED pass through."""
 
     def on_tick(self) -> TickResult:
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         status = self.child.execute_tick()
         if status is Status.INVALID:
             raise self._error("the child returned IDLE")

@@ -13,7 +13,7 @@ class KeepRunningUntilFailure(BTDecorator):
     tick); FAILURE when it fails. A skipped child leaves the node's status as it is."""
 
     def on_tick(self) -> TickResult:
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         status = self.child.execute_tick()
         if status is Status.FAILURE:
             self.reset_child()

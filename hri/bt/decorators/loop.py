@@ -70,7 +70,7 @@ class Loop(BTDecorator):
                 popped = True
         if not popped and not self.child_running:
             return self.get_input("if_empty")
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         status = self.child.execute_tick()
         self.child_running = status is Status.RUNNING
         if is_completed(status):

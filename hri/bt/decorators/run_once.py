@@ -25,7 +25,7 @@ class RunOnce(BTDecorator):
         skip = self.get_input("then_skip")
         if self.result is not None:
             return SKIPPED if skip else self.result
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         status = self.child.execute_tick()
         if is_completed(status):
             self.result = status  # type: ignore[assignment]

@@ -30,7 +30,7 @@ class Timed(BTDecorator):
             return False
         self.started = True
         self.started_at = self.ctx.now()
-        self.status = Status.RUNNING
+        self.set_status(Status.RUNNING)
         return True
 
     def _passed(self, msec: int) -> bool:
