@@ -76,9 +76,12 @@ def _difference(zones: list[RunDir], runs: list[RunDir], metric: str) -> str:
 
 
 def _worst_pfl(runs: list[RunDir]) -> str:
-    ratios = [(v, r.stats.get("pfl_worst_region")) for r in runs if (v := r.value("pfl_worst_ratio")) is not None]
+    ratios = [(r.value("pfl_worst_ratio"), r.stats.get("pfl_worst_region")) for r in runs
+              if r.value("pfl_contacts")]
     if not ratios:
         return "no contact"
+    if any(ratio is None for ratio, _ in ratios):  # a head region: no transient contact permitted
+        return "head contact"
     ratio, region = max(ratios, key=lambda item: item[0])
     return f"{ratio:.2f} ({region})"
 
