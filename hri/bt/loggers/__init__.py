@@ -6,5 +6,7 @@
 * :mod:`~hri.bt.loggers.xml_printer`: the XML text, laid out as tinyxml2 prints it;
 * :mod:`~hri.bt.loggers.transitions`: every status transition of a tree's nodes, as it happens;
 * :mod:`~hri.bt.loggers.file_logger`: ``.btlog`` files (BehaviorTree.CPP's ``FileLogger2``),
-  which Groot2 opens, and :mod:`~hri.bt.loggers.btlog_reader`, which reads them back.
+  which Groot2 opens, and :mod:`~hri.bt.loggers.btlog_reader`, which reads them back;
+* :mod:`~hri.bt.loggers.groot2_publisher`: the tree served live to Groot2 over ZeroMQ
+  (BehaviorTree.CPP's ``Groot2Publisher``).
 """

@@ -87,6 +87,12 @@ def tree_xml(tree: Tree, registry: NodeRegistry) -> str:
     return "".join(element_lines(root))
 
 
+def subtree_paths(tree: Tree) -> dict[int, str]:
+    """Each SubTree node's path (``_fullpath``, the name its subtree goes by), by ``id``."""
+    uids = {id(node): uid for uid, node in enumerate(nodes_by_uid(tree.root), FIRST_UID)}
+    return _subtrees(tree, uids)[1]
+
+
 def _subtrees(tree: Tree, uids: dict[int, int]) -> tuple[list[_Subtree], dict[int, str]]:
     """The subtree instances in the order BehaviorTree.CPP creates them, and each SubTree
     node's path (by ``id``)."""
