@@ -56,6 +56,17 @@ def _free(port: int) -> bool:
     return True
 
 
+def freed(ports: range, within_s: float = 2.0) -> bool:
+    """True once nobody listens on ``ports`` (ZeroMQ lets a closed socket's port go in its
+    own thread, a moment after ``close``)."""
+    deadline = time.monotonic() + within_s
+    while not all(_free(p) for p in ports):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 class Client:
     """Groot2's side of the protocol: a REQ socket on a publisher's server port."""
 
@@ -240,5 +251,6 @@ def test_polling_with_nobody_connected_answers_nothing_and_closing_frees_the_por
     assert publisher.poll() == 0
     publisher.close()
     assert publisher.poll() == 0  # a closed publisher does not raise into the run
+    assert freed(range(port, port + 2))
     again = Groot2Publisher("<root/>", [], port)
     again.close()

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from hri.bench import add_bench_parser, bench_command
 from hri.base.errors import HriError, SafetyViolation
 
+DEFAULT_GROOT2_PORT = 1667  # BehaviorTree.CPP Groot2Publisher's default server port (hri.run.groot2; not imported: zmq)
+
 if TYPE_CHECKING:
     from hri.run.run_dir import RunRecord
     from hri.scenario.model import Scenario
@@ -46,6 +48,9 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="end the run at the first safety violation, with exit status 3")
     run.add_argument("--split", action="store_true",
                      help="run each tree in a process of its own (same results; docs/network.md)")
+    run.add_argument("--groot2", type=int, nargs="?", const=DEFAULT_GROOT2_PORT, metavar="PORT",
+                     help="serve the trees live to Groot2: the person's on PORT and PORT+1, the robot's on "
+                          f"PORT+2 and PORT+3 (default {DEFAULT_GROOT2_PORT}; docs/visualisation.md)")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
                      "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
@@ -221,7 +226,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         window = LiveView()
     stats = run_scenario(scenario, duration, seed=record.seed, window=window, realtime=args.realtime,
-                         out_dir=args.out, observers=observers, split=args.split, strict=record.strict)
+                         out_dir=args.out, observers=observers, split=args.split, strict=record.strict,
+                         groot2_port=args.groot2)
     if args.json:
         print(json.dumps(stats))
     else:

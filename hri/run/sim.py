@@ -7,7 +7,9 @@ with the simulation's services (:mod:`hri.run.services`), and the two tree execu
 or with ``split`` each in a process of its own (:mod:`hri.run.tree_process`), with the same
 results for the same seed. Then it steps everything at the fixed physics rate (see
 ``docs/architecture.md`` for the order within a step). Nothing here reads the wall clock
-except to report how fast the run went and, with ``realtime``, to pace it.
+except to report how fast the run went and, with ``realtime``, to pace it. With
+``groot2_port`` the trees are served live to Groot2 (:mod:`hri.run.groot2`), polled after each
+tick of the trees.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlag
 from hri.base.errors import HriError
 from hri.run.faults import FaultInjector, FaultTargets
+from hri.run.groot2 import LiveTrees
 from hri.scenario.faults import check_split
 from hri.base.geometry import Pose
 from hri.run.monitor import SafetyLimits, SafetyMonitor, zone_of
@@ -126,8 +129,9 @@ class Simulation:
 
     def __init__(self, scenario: Scenario, seed: int = 0, window: Window | None = None, realtime: bool = False,
                  observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False,
-                 out_dir: Path | None = None):
+                 out_dir: Path | None = None, groot2_port: int | None = None):
         self.scenario = scenario
+        self.groot2_port = groot2_port  # serve the trees live to Groot2 from this base port
         self.out_dir = out_dir  # events and trajectory rows go there as the run goes
         self.strict = strict
         self.seed = int(seed)
@@ -143,6 +147,7 @@ class Simulation:
         self.trajectory = TrajectoryLog()
         self.events = EventLog()
         self.btlogs: dict[str, BtLogFile] = {}  # with out_dir: each tree's status transitions (ROLE.btlog)
+        self.live: LiveTrees | None = None  # with groot2_port: the trees' Groot2 publishers
         self.stats = RunStats(scenario.name, self.seed)
         self.client: int | None = None
         self.queues: RunQueues | None = None
@@ -218,6 +223,8 @@ class Simulation:
         if self.out_dir is not None:
             self.btlogs = {role: BtLogFile(self.out_dir / f"{role}{BTLOG_SUFFIX}", host.tree_xml())
                            for role, host in self.trees.items()}
+        if self.groot2_port is not None:
+            self.live = LiveTrees(self.trees, self.groot2_port)
 
         safety = scenario.safety
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
@@ -259,7 +266,8 @@ class Simulation:
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
         broker = self.services.broker_address
-        record = self.out_dir is not None  # the status transitions, for the run's .btlog files
+        # the status transitions, for the run's .btlog files and Groot2
+        record = self.out_dir is not None or self.groot2_port is not None
         if self.split:
             return RemoteTreeHost(role, self.scenario, self.network, broker, seed, self.queues, record)
         return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed, record)
@@ -294,6 +302,9 @@ class Simulation:
         self.trajectory.discard()
         for btlog in self.btlogs.values():
             btlog.discard()
+        if self.live is not None:
+            self.live.close()
+            self.live = None
         while self.trees:
             self.trees.popitem()[1].close()
         if getattr(self, "robot", None) is not None:  # its planning client: ~28 MB a run otherwise
@@ -324,11 +335,16 @@ class Simulation:
             result = host.tick(now)
             self._take_events(result)
             if result.transitions:
-                self.btlogs[role].append(result.transitions)
+                if self.btlogs:
+                    self.btlogs[role].append(result.transitions)
+                if self.live is not None:
+                    self.live.apply(role, result.transitions)
             if role == "robot" and result.ticked and result.status == "SUCCESS":
                 self.stats.robot_cycles += 1
                 self.events.emit(now, "robot_cycle_done", cycle=self.stats.robot_cycles)
         self.network.advance(now)
+        if self.live is not None:
+            self.live.poll()
 
     def step(self) -> None:
         t = self.now()
@@ -458,15 +474,17 @@ class Simulation:
 
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: Window | None = None,
                  realtime: bool = False, out_dir: Path | None = None,
-                 observers: Sequence[Observer] = (), split: bool = False, strict: bool = False) -> dict[str, Any]:
+                 observers: Sequence[Observer] = (), split: bool = False, strict: bool = False,
+                 groot2_port: int | None = None) -> dict[str, Any]:
     """Build, run, write ``stats.json``, ``events.jsonl``, ``trajectory.csv`` and the trees'
     ``.btlog`` files (with ``out_dir``), and clean up;
     ``split``: the trees in processes of their own; ``strict``: the first safety violation
-    ends the run (:class:`hri.base.errors.SafetyViolation`)."""
+    ends the run (:class:`hri.base.errors.SafetyViolation`); ``groot2_port``: serve the trees
+    live to Groot2 from that base port (:mod:`hri.run.groot2`)."""
     from hri.run.stats import write_run
 
     with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
-                    strict=strict, out_dir=out_dir) as sim:
+                    strict=strict, out_dir=out_dir, groot2_port=groot2_port) as sim:
         try:
             stats = sim.run(duration_s)
         except NodeExecutionError as err:

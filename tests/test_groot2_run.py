@@ -1,0 +1,61 @@
+"""``hri run --groot2``: the run's trees served to Groot2 while it runs, on their ports."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from hri.base.errors import HriError
+from hri.bt.loggers.groot2_publisher import DEFAULT_PORT
+from hri.cli.main import DEFAULT_GROOT2_PORT, _build_parser
+from hri.run.groot2 import check_base_port, tree_ports
+from hri.run.sim import Simulation
+from hri.scenario.load import load_scenario
+from test_groot2_publisher import Client, _free, free_port_pair, freed
+
+
+def test_the_person_serves_on_the_base_pair_and_the_robot_on_the_next():
+    assert DEFAULT_GROOT2_PORT == DEFAULT_PORT == 1667
+    assert tree_ports() == {"person": 1667, "robot": 1669}
+    assert _build_parser().parse_args(["run", "coexistence", "--groot2"]).groot2 == 1667
+    assert _build_parser().parse_args(["run", "coexistence", "--groot2", "2000"]).groot2 == 2000
+    assert _build_parser().parse_args(["run", "coexistence"]).groot2 is None
+    with pytest.raises(HriError, match="65535"):
+        check_base_port(65533)
+
+
+def _free_quad() -> int:
+    for _ in range(50):
+        base = free_port_pair()
+        if _free(base + 2) and _free(base + 3):
+            return base
+    raise RuntimeError("no four free ports")
+
+
+def test_a_running_simulation_answers_groot2_and_frees_its_ports():
+    base = _free_quad()
+    with Simulation(load_scenario("coexistence"), seed=1, groot2_port=base) as sim:
+        clients = {role: Client(port, sim.step) for role, port in tree_ports(base).items()}
+        for role, client in clients.items():
+            header, (xml,) = client.ask("T")
+            assert header[:2] == b"\x02T" and xml.decode() == sim.trees[role].tree_xml()
+        for _ in range(200):
+            sim.step()
+        _, (status,) = clients["person"].ask("S")
+        uids = sorted(struct.unpack_from("<H", status, i)[0] for i in range(0, len(status), 3))
+        assert uids == list(range(1, len(status) // 3 + 1))
+        assert any(status[i] for i in range(2, len(status), 3))  # the tree has ticked
+        _, (dump,) = clients["robot"].ask("B", sim.trees["robot"].tree.tree_id.encode())
+        assert dump[:1] != b"\xc0"  # the robot's main blackboard has entries
+        for client in clients.values():
+            client.close()
+    assert freed(range(base, base + 4))
+
+
+def test_a_port_in_use_is_one_line_and_the_run_does_not_start():
+    base = _free_quad()
+    with Simulation(load_scenario("coexistence"), seed=1, groot2_port=base):
+        with pytest.raises(HriError, match="--groot2: cannot listen on port"):
+            with Simulation(load_scenario("coexistence"), seed=1, groot2_port=base + 2):
+                pass
