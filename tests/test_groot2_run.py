@@ -59,3 +59,37 @@ def test_a_port_in_use_is_one_line_and_the_run_does_not_start():
         with pytest.raises(HriError, match="--groot2: cannot listen on port"):
             with Simulation(load_scenario("coexistence"), seed=1, groot2_port=base + 2):
                 pass
+
+
+def _stats(sim: Simulation) -> dict:
+    return {key: value for key, value in sim.stats.as_dict().items()
+            if key not in ("wall_time_s", "real_time_factor")}
+
+
+def test_a_thousand_random_requests_during_a_run_leave_its_statistics_unchanged():
+    import random
+
+    import zmq
+
+    from test_groot2_publisher import random_request
+
+    with Simulation(load_scenario("coexistence"), seed=1) as sim:
+        sim.run(20.0)
+        expected = _stats(sim)
+    base = _free_quad()
+    rng = random.Random(2)
+    with Simulation(load_scenario("coexistence"), seed=1, groot2_port=base) as sim:
+        dealers = []
+        for port in tree_ports(base).values():
+            dealer = zmq.Context.instance().socket(zmq.DEALER)
+            dealer.setsockopt(zmq.LINGER, 0)
+            dealer.connect(f"tcp://127.0.0.1:{port}")
+            for _ in range(500):
+                dealer.send_multipart([b"", *random_request(rng)])
+            dealers.append(dealer)
+        sim.run(20.0)
+        answered = sum(publisher.answered for publisher in sim.live.publishers.values())
+        for dealer in dealers:  # they vanish with their answers unread
+            dealer.close(0)
+        assert _stats(sim) == expected
+    assert answered == 1000
