@@ -521,10 +521,12 @@ class SafetyMonitor:
                 self._violation(t, zone, self._speed, fraction,
                                 f"moving at {self._speed:.4f} m/s {t - since:.3f} s into a protective stop")
             return
-        required = self.ssm.required_m(fraction)
         smallest = self.stats.ssm_margin_min_m
-        exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
         separation = self.separation_bound(t)
+        if smallest is not None and fraction <= 1.0 and separation - self.ssm.full_m() >= max(smallest, 0.0):
+            return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
+        required = self.ssm.required_m(fraction)
+        exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
         if separation - required < exact_below and self.measured_t != t:
             self._measure_posed()
             separation = self.last_separation

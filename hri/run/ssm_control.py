@@ -123,6 +123,10 @@ class SsmController:
         v_h = self.terms.person_m_s()
         closing = (v_h + self.terms.stopping.speed(1.0)) * self.dt
         self.separation_m = separation_m
+        if separation_m - closing >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
+            self._follow(t, False)
+            self.robot.set_safety_cap(1.0)
+            return
         current = max(self.robot.effective_fraction, joint_fraction)
         cap = self.terms.largest(separation_m - closing, v_h)
         stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h) > separation_m
