@@ -104,12 +104,26 @@ def test_memory_peak_and_growth(document: dict) -> None:
     assert len(r["samples"]) >= 10
 
 
+def test_groot2_cost_without_and_with_a_client(document: dict) -> None:
+    r = document["results"]["groot2"]["coexistence"]
+    for key in ("plain_rtf", "idle_rtf", "client_rtf", "idle_ratio", "client_ratio"):
+        assert len(r[key]["runs"]) == 2 and all(_positive(v) for v in r[key]["runs"]), key
+    assert r["client_hz"] == 20
+
+
+def test_the_groot2_client_is_answered_during_the_run() -> None:
+    from hri.bench.groot2_cost import run_once
+
+    r = run_once(load_scenario("coexistence"), 10.0, 0, groot2=True, client=True)
+    assert r["steps"] == 2400 and _positive(r["answers_per_s"])
+
+
 def test_tables_show_every_benchmark(document: dict) -> None:
     out = io.StringIO()
     print_report(document, Console(file=out, width=220))
     text = out.getvalue()
     for title in ("Real-time factor", "Time per simulation step", "Steps by kind", "round trip", "Batch throughput",
-                  "Memory"):
+                  "Memory", "Groot2"):
         assert title in text
     assert "physics (stepSimulation)" in text and "split process" in text
 

@@ -120,8 +120,23 @@ def safety_table(r: dict[str, Any]) -> Table:
     return table
 
 
+def groot2_table(results: dict[str, Any]) -> Table:
+    table = Table(title="Serving the trees to Groot2 (hri run --groot2): real-time factor",
+                  caption="idle: --groot2, nobody connected; client: --groot2 and a client in another "
+                          "process asking both trees for their statuses; ratios paired per repeat")
+    table.add_column("scenario", no_wrap=True)
+    for column in ("RTF plain", "RTF idle", "idle/plain", "RTF client", "client/plain", "client Hz",
+                   "answers per s"):
+        table.add_column(column, justify="right")
+    for name, r in results.items():
+        table.add_row(name, _f(r["plain_rtf"]["median"]), _f(r["idle_rtf"]["median"]),
+                      _f(r["idle_ratio"]["median"], 3), _f(r["client_rtf"]["median"]),
+                      _f(r["client_ratio"]["median"], 3), _f(r["client_hz"], 0), _f(r["answers_per_s"]))
+    return table
+
+
 TABLES = {"realtime": realtime_table, "breakdown": breakdown_table, "roundtrip": roundtrip_table,
-          "batch": batch_table, "memory": memory_table, "safety": safety_table}
+          "batch": batch_table, "memory": memory_table, "groot2": groot2_table, "safety": safety_table}
 
 
 def print_report(doc: dict[str, Any], console: Console | None = None) -> None:
