@@ -94,10 +94,14 @@ SPEED_BOUND_SLACK = 1e-6  # relative: a joint speeds' bound this close to the fa
 SSM_TOLERANCE_M = 1e-4
 #: SSM: a margin (separation - S_p) below this is measured, not bounded (ssm_margin_min_m exact)
 SSM_EXACT_MARGIN_M = 0.02
-#: SSM: while the controller caps the speed, the separation it uses is queried at least this
-#: often, or when its bound has fallen this far (what the cap loses to a stale bound)
+#: SSM: while the controller caps the speed, the separation it uses is queried when its bound
+#: has fallen this far below the last query (what the cap may lose to a stale bound: a tenth of
+#: the speed at most, where S_p grows by 3 to 4 m from rest to full speed; the person needs a
+#: posing for it, the costliest part of SSM)
+SSM_STALE_M = 0.3
+#: SSM: ... and on a step on which the body was posed anyway (no posing to pay), when the last
+#: query is this old, so that a person walking away frees the robot soon
 SSM_REFRESH_S = 0.05
-SSM_STALE_M = 0.05
 
 
 @dataclass(frozen=True)
@@ -366,13 +370,14 @@ class SafetyMonitor:
 
     def _controller_due(self, t: float) -> bool:
         """The SSM controller caps the speed from :meth:`separation_bound`: while the bound is
-        within reach of S_p at full speed, a fresh query is due when the last one is
-        ``SSM_REFRESH_S`` old, when the bound has fallen ``SSM_STALE_M`` below it, or when the
-        controller would otherwise stop on it."""
+        within reach of S_p at full speed, a fresh query is due when the bound has fallen
+        ``SSM_STALE_M`` below the last one, on a step on which the body was posed anyway when
+        the last one is ``SSM_REFRESH_S`` old, and when the controller would otherwise stop on
+        the bound."""
         bound = self.separation_bound(t)
         if bound - 2.0 * self.closing_speed * self.dt >= self.ssm.full_m():
             return False  # the cap is 1 whatever the separation does in a step
-        if t - self.measured_t >= SSM_REFRESH_S or self.last_separation - bound >= SSM_STALE_M:
+        if self.last_separation - bound >= SSM_STALE_M or self._posed and t - self.measured_t >= SSM_REFRESH_S:
             return True
         # the controller stops when S_p at the present speed does not fit its next bound:
         # measure rather than stop on a bound that only grew stale

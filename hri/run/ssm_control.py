@@ -13,9 +13,10 @@ nothing while it stands still).
 it uses is the safety monitor's lower bound (``SafetyMonitor.separation_bound``): the last
 query of PyBullet's closest points between the person's body and the robot, less what the
 gap can have closed since at the two's top speeds (less what they measurably left unused);
-the monitor takes a new query while the controller caps the speed whenever the last is
-``SSM_REFRESH_S`` old, the bound has fallen ``SSM_STALE_M`` below it, or the controller would
-otherwise stop on the bound alone. The robot's speed is
+the monitor takes a new query while the controller caps the speed whenever the bound has
+fallen ``SSM_STALE_M`` below the last, on steps with the body posed anyway when the last is
+``SSM_REFRESH_S`` old, and when the controller would otherwise stop on the bound alone. The
+robot's speed is
 the larger of the fraction it runs at and the fraction its joints measure. The controller caps
 the arm's velocity fraction (:meth:`RobotArm.set_safety_cap`) at the largest one whose S_p
 fits the bound at the step's end less what the gap can close in one more step, (v_h + v_r) dt,
