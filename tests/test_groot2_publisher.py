@@ -60,10 +60,24 @@ def freed(ports: range, within_s: float = 2.0) -> bool:
     """True once nobody listens on ``ports`` (ZeroMQ lets a closed socket's port go in its
     own thread, a moment after ``close``)."""
     deadline = time.monotonic() + within_s
-    while not all(_free(p) for p in ports):
+    while not all(_listenable(p) for p in ports):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)
+    return True
+
+
+def _listenable(port: int) -> bool:
+    """Whether a server could listen on ``port``, binding as ZeroMQ binds (``SO_REUSEADDR``):
+    a connection the server closed first waits out TIME_WAIT on the port for a minute, which
+    keeps a plain ``bind`` from it but not a new server."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("0.0.0.0", port))
+            probe.listen()
+        except OSError:
+            return False
     return True
 
 

@@ -1,4 +1,4 @@
-"""The ``hri`` command line: ``run``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``, ``list``.
+"""The ``hri`` command line: ``run``, ``replay``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``, ``list``.
 
 See the README and ``docs/trees.md`` ("Authoring tools").
 
@@ -67,6 +67,18 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="show both trees' node statuses live in the terminal (on stderr)")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a scenario parameter by its dotted key (repeatable)")
+
+    replay = sub.add_parser("replay", help="serve a finished run's trees to Groot2 again, paced by simulated time")
+    replay.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run's --out folder (its person.btlog and robot.btlog)")
+    replay.add_argument("--groot2", type=int, nargs="?", const=DEFAULT_GROOT2_PORT, required=True, metavar="PORT",
+                        help="serve the person's tree on PORT and PORT+1, the robot's on PORT+2 and PORT+3 "
+                             f"(default {DEFAULT_GROOT2_PORT}), as hri run --groot2 does")
+    replay.add_argument("--speed", type=float, default=1.0, metavar="X",
+                        help="simulated seconds per wall-clock second (default 1: real time)")
+    replay.add_argument("--from", dest="start", type=float, default=0.0, metavar="S",
+                        help="start at this simulated time, with the statuses it had (default 0)")
+    replay.add_argument("--to", dest="end", type=float, metavar="S",
+                        help="end at this simulated time (default: the last recorded transition)")
 
     batch = sub.add_parser("batch", help="many seeded runs over a parameter sweep (resumable; docs/batch.md)")
     batch.add_argument("scenario", help="preset name (coexistence) or path to a scenario .yaml")
@@ -235,6 +247,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from hri.run.replay import Replay, Terminated, read_run, sigterm_raises
+
+    trees = read_run(args.run_dir)
+    try:
+        with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end) as replay:
+            for line in replay.describe():
+                print(line, flush=True)
+            ended = replay.run()
+    except Terminated:
+        print("hri: terminated", file=sys.stderr)
+        return 143  # 128 + SIGTERM, as a shell reports a process it ended
+    print(f"replay ended at {ended:g} s simulated")
+    return 0
+
+
 def _cmd_batch(args: argparse.Namespace) -> int:
     import shlex
 
@@ -304,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     from hri.base.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()  # keeps stdout clean for --json
-    handlers = {"run": _cmd_run, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
+    handlers = {"run": _cmd_run, "replay": _cmd_replay, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
                 "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command}
     try:
         code = handlers[args.command](args)
