@@ -194,7 +194,7 @@ MALFORMED = [
     [b"\x02Q\x00\x00\x00\x00"],  # a request type nobody knows
     [b"\x02B\x00\x00\x00\x00"],  # BLACKBOARD without its list of names
     [b"\x02B\x00\x00\x00\x00", b"a", b"b"],
-    [b"\x02I\x00\x00\x00\x00", b"{}"],  # a hook: not served by hri (pinned below)
+    [b"\x02I\x00\x00\x00\x00", b"{}"],  # a hook without its fields (pinned below)
 ]
 
 
@@ -202,8 +202,9 @@ def test_both_publishers_answer_malformed_requests_with_the_same_errors(hri_side
     ours, _ = hri_side
     for parts in MALFORMED[:-1]:
         assert ours.send(parts) == btcpp_side.send(parts), parts
-    # hri does not insert hooks: it answers as to a request it does not know
-    assert ours.send(MALFORMED[-1]) == [b"error", b"Request not recognized"]
+    # 4.10 answers with nlohmann::json's exception; 4.8.2's server loop does not catch it and its
+    # process ends (test_groot2_hooks sends such requests to hri alone)
+    assert ours.send(MALFORMED[-1]) == [b"error", b"[json.exception.out_of_range.403] key 'uid' not found"]
 
 
 # --- bad input does not disturb the tree --------------------------------------------------------

@@ -5,10 +5,13 @@ BehaviorTree.CPP's ``TreeNode::executeTick`` does: :meth:`TreeNode.execute_tick`
 node's pre-conditions (``_failureIf``, ``_successIf``, ``_skipIf``, ``_while``), calls
 :meth:`TreeNode.on_tick` (the node's own logic, BehaviorTree.CPP's ``tick()``), runs its
 post-conditions (``_onSuccess``, ``_onFailure``, ``_post``) and keeps the status it returned,
-unless that was :data:`~hri.bt.node_status.SKIPPED`. :meth:`TreeNode.halt_node` interrupts a
-RUNNING node (``halt()``, then ``_onHalted``). A node's status changes only through
-:meth:`TreeNode.set_status` (``setStatus``; :meth:`TreeNode.reset_status` for IDLE), which
-tells the node's ``status_observer`` of each change, as BehaviorTree.CPP tells its loggers.
+unless that was :data:`~hri.bt.node_status.SKIPPED`. A debugger may inject a callback before
+and after a node's tick (:attr:`TreeNode.pre_tick`, :attr:`TreeNode.post_tick`: BehaviorTree.CPP's
+``setPreTickFunction`` and ``setPostTickFunction``), which Groot2's breakpoints use.
+:meth:`TreeNode.halt_node` interrupts a RUNNING node (``halt()``, then ``_onHalted``). A
+node's status changes only through :meth:`TreeNode.set_status` (``setStatus``;
+:meth:`TreeNode.reset_status` for IDLE), which tells the node's ``status_observer`` of each
+change, as BehaviorTree.CPP tells its loggers.
 
 * :class:`BTNode`: a leaf (action or condition): override ``update()`` (and
   ``initialise()`` when it starts, ``on_halted()`` for clean-up when a RUNNING node is halted).
@@ -35,7 +38,7 @@ from py_trees.common import Status
 
 from hri.bt.blackboard import Blackboard
 from hri.bt.context import TreeContext
-from hri.bt.node_status import SKIPPED, TickResult
+from hri.bt.node_status import SKIPPED, TickResult, is_completed
 from hri.bt.ports import PortError, PortsMixin
 from hri.base.errors import HriError
 from hri.net.errors import failure_reason
@@ -107,6 +110,10 @@ class NodeConfig:
 
 StatusObserver = Callable[["TreeNode", Status, Status], None]
 """Called with ``(node, previous status, new status)`` after a node's status changed."""
+PreTick = Callable[["TreeNode"], TickResult]
+"""Called with the node before its tick; a SUCCESS or FAILURE it returns replaces the tick."""
+PostTick = Callable[["TreeNode", TickResult], TickResult]
+"""Called with the node and its tick's status; a SUCCESS or FAILURE it returns replaces the status."""
 
 
 class TreeNode(PortsMixin):
@@ -119,6 +126,11 @@ class TreeNode(PortsMixin):
     status: Status
     status_observer: StatusObserver | None = None
     """Told of every change of :attr:`status` by :meth:`set_status` (a logger's hook); None: nobody is."""
+    pre_tick: PreTick | None = None
+    """Called before the tick when no pre-condition decided the status and the node is neither
+    SUCCESS nor FAILURE (BehaviorTree.CPP ``setPreTickFunction``); None: no call."""
+    post_tick: PostTick | None = None
+    """Called after the tick and the post-conditions (``setPostTickFunction``); None: no call."""
     name: str
 
     def _configure(self, config: NodeConfig) -> None:
@@ -144,7 +156,9 @@ class TreeNode(PortsMixin):
         becomes a :class:`NodeExecutionError` naming this node, as BehaviorTree.CPP wraps it
         in its ``NodeExecutionError``."""
         try:
-            if self.conditions is None:
+            if self.pre_tick is not None or self.post_tick is not None:
+                status = self._hooked_tick(self.pre_tick, self.post_tick)
+            elif self.conditions is None:
                 status = self.on_tick()
             else:
                 status = self._tick_with_conditions(self.conditions)
@@ -162,12 +176,37 @@ class TreeNode(PortsMixin):
         status = self._pre_condition(conditions)
         if status is None:
             status = self.on_tick()
+        self._post_condition(conditions, status)
+        return status
+
+    def _post_condition(self, conditions: Conditions, status: TickResult) -> None:
         if status is _SUCCESS:
             self.run_script(conditions.on_success)
         elif status is _FAILURE:
             self.run_script(conditions.on_failure)
         if status is _SUCCESS or status is _FAILURE:
             self.run_script(conditions.post)
+
+    def _hooked_tick(self, pre_tick: PreTick | None, post_tick: PostTick | None) -> TickResult:
+        """The tick with the injected callbacks, in ``executeTick``'s order: the pre-conditions,
+        ``pre_tick`` (its SUCCESS or FAILURE replaces the tick), the tick, the post-conditions,
+        ``post_tick`` (its SUCCESS or FAILURE replaces the status). The callbacks are those
+        set when the tick began, as BehaviorTree.CPP copies them then."""
+        conditions = self.conditions
+        status = None if conditions is None else self._pre_condition(conditions)
+        if status is None:
+            if pre_tick is not None and not is_completed(self.status):
+                replaced = pre_tick(self)
+                if is_completed(replaced):
+                    status = replaced
+            if status is None:
+                status = self.on_tick()
+        if conditions is not None:
+            self._post_condition(conditions, status)
+        if post_tick is not None:
+            replaced = post_tick(self, status)
+            if is_completed(replaced):
+                status = replaced
         return status
 
     def _pre_condition(self, conditions: Conditions) -> TickResult | None:

@@ -1,4 +1,4 @@
-"""A run's trees served live to Groot2 (``hri run --groot2 [PORT]``).
+"""A run's trees served live to Groot2 (``hri run --groot2 [PORT]``), and its breakpoints.
 
 Each tree gets a :class:`~hri.bt.loggers.groot2_publisher.Groot2Publisher`, BehaviorTree.CPP
 4.10's protocol: the person's tree on ``PORT`` (server) and ``PORT + 1`` (publisher), the
@@ -6,19 +6,36 @@ robot's on ``PORT + 2`` and ``PORT + 3``; ``PORT`` is 1667 unless given, as Beha
 ``Groot2Publisher``. The statuses come from the transitions each tick records (those of the
 run's ``.btlog`` files); the simulation polls the publishers after each tick of the trees,
 without blocking, so the run goes on at its pace whether a client is connected or not, and
-what a client sends never reaches the trees. A tree in a process of its own (``--split``)
-keeps its blackboard there: its publisher answers a BLACKBOARD request with no scopes (JSON
-``null``).
+what a client sends reaches the trees only as hooks.
+
+**Breakpoints pause the whole simulation.** A tree ticked in the simulation's process runs
+its hooks in the tick (:mod:`~hri.bt.loggers.groot2_hooks`). A breakpoint reached there waits
+in :meth:`LiveTrees.pause`, inside the tick and so inside the simulation's step: physics, the
+person's animation, the robot, the other tree, the network and simulated time all wait with
+it. Before waiting, the tick's transitions so far are handed on as after a tick (``flush``:
+to the ``.btlog`` file and the publisher), so Groot2 sees the tree as it stands at the
+breakpoint; while waiting, both trees' publishers answer every request (STATUS, BLACKBOARD,
+GET_HOOKS, ...), polled every 10 ms. The pause ends when Groot2 unlocks the breakpoint,
+removes or disables the hook, or, its requests having stopped for the publisher's heartbeat
+delay (5 s), the hooks are disabled (BehaviorTree.CPP's rule for a client that went away).
+The wall time spent paused is :attr:`LiveTrees.paused_s` (a ``--realtime`` run does not rush
+to catch it up). A tree in a process of its own (``--split``) keeps its nodes and its
+blackboard there: its publisher refuses hooks, with one line on stderr, and answers a
+BLACKBOARD request with no scopes (JSON ``null``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import sys
+import time
+from typing import Any, Callable, Mapping
 
 import zmq
 
 from hri.base.errors import HriError
-from hri.bt.loggers.groot2_publisher import DEFAULT_PORT, Groot2Publisher, blackboard_scopes, status_layout
+from hri.bt.loggers.groot2_publisher import (DEFAULT_PORT, PAUSE_POLL_S, Groot2Publisher, blackboard_scopes,
+                                             status_layout)
+from hri.bt.loggers.tree_xml import nodes_by_uid
 
 PORTS_PER_TREE = 2  # the server on the base port, the publisher on the next
 ROLE_ORDER = ("person", "robot")
@@ -36,23 +53,50 @@ def check_base_port(base: int) -> None:
         raise HriError(f"--groot2 {base}: the ports {base} to {last} must lie in 1..65535")
 
 
-class LiveTrees:
-    """The Groot2 publishers of a run's trees, by role."""
+def split_refusal(role: str) -> Callable[[], str]:
+    """The reason a tree in its own process refuses hooks, told once on stderr too."""
+    message = (f"--groot2: breakpoints and hooks need the {role}'s tree in hri's process; "
+               f"with --split it runs in its own: hook refused")
+    told: list[bool] = []
 
-    def __init__(self, hosts: Mapping[str, Any], base: int = DEFAULT_PORT) -> None:
+    def refuse() -> str:
+        if not told:
+            print(f"hri: {message}", file=sys.stderr)
+            told.append(True)
+        return message
+
+    return refuse
+
+
+class LiveTrees:
+    """The Groot2 publishers of a run's trees, by role. ``clock``: the simulated time (for
+    recordings); ``flush(role)``: hand on the transitions ``role``'s tree recorded so far in the
+    tick going on (before a breakpoint waits)."""
+
+    def __init__(self, hosts: Mapping[str, Any], base: int = DEFAULT_PORT,
+                 clock: Callable[[], float] = lambda: 0.0, flush: Callable[[str], None] = lambda role: None) -> None:
         check_base_port(base)
         self.publishers: dict[str, Groot2Publisher] = {}
+        self.paused_s = 0.0  # wall seconds spent at breakpoints
+        self._flush = flush
+        self._poller = zmq.Poller()
         try:
             for role, port in tree_ports(base).items():
-                host = hosts[role]
-                # a tree in its own process: the host's tree is a mirror whose blackboard is not the tree's
-                local = getattr(host, "blackboard", None) is not None
-                scopes = blackboard_scopes(host.tree) if local else None
-                self.publishers[role] = Groot2Publisher(host.tree_xml(), status_layout(host.tree.root), port,
-                                                        (lambda s=scopes: s) if local else None)
+                self.publishers[role] = self._publisher(role, hosts[role], port, clock)
+                self._poller.register(self.publishers[role].server, zmq.POLLIN)
         except zmq.ZMQError as error:
             self.close()
             raise HriError(f"--groot2: cannot listen on port {port} or {port + 1} ({error})") from None
+
+    def _publisher(self, role: str, host: Any, port: int, clock: Callable[[], float]) -> Groot2Publisher:
+        # a tree in its own process: the host's tree is a mirror whose blackboard and nodes are not the tree's
+        if getattr(host, "blackboard", None) is None:
+            return Groot2Publisher(host.tree_xml(), status_layout(host.tree.root), port,
+                                   refuse_hooks=split_refusal(role), clock=clock)
+        scopes = blackboard_scopes(host.tree)
+        return Groot2Publisher(host.tree_xml(), status_layout(host.tree.root), port, lambda: scopes,
+                               nodes=nodes_by_uid(host.tree.root), clock=clock,
+                               pause=lambda until: self.pause(role, until))
 
     def apply(self, role: str, records: bytes) -> None:
         """A tick's transition records of ``role``'s tree."""
@@ -62,6 +106,25 @@ class LiveTrees:
         """Answer what the clients asked since the last poll, without waiting."""
         for publisher in self.publishers.values():
             publisher.poll()
+
+    def pause(self, role: str, until: Callable[[], bool]) -> None:
+        """Hold the run (the caller is inside ``role``'s tick) until ``until()``: hand on the
+        tick's transitions so far, then answer every publisher's requests meanwhile."""
+        self._flush(role)
+        start = time.monotonic()
+        try:
+            while not until():
+                self._serve(PAUSE_POLL_S)
+        finally:
+            self.paused_s += time.monotonic() - start
+
+    def _serve(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` for a request to any publisher, then answer all that came."""
+        try:
+            self._poller.poll(round(timeout_s * 1000))
+        except zmq.ZMQError:
+            time.sleep(timeout_s)  # a socket closed under the poller: the publishers' polls say nothing
+        self.poll()
 
     def close(self) -> None:
         while self.publishers:

@@ -9,7 +9,8 @@ results for the same seed. Then it steps everything at the fixed physics rate (s
 ``docs/architecture.md`` for the order within a step). Nothing here reads the wall clock
 except to report how fast the run went and, with ``realtime``, to pace it. With
 ``groot2_port`` the trees are served live to Groot2 (:mod:`hri.run.groot2`), polled after each
-tick of the trees.
+tick of the trees; a breakpoint Groot2 sets holds the step it is reached in, and with it the
+whole simulation, until Groot2 lets it go.
 """
 
 from __future__ import annotations
@@ -224,7 +225,7 @@ class Simulation:
             self.btlogs = {role: BtLogFile(self.out_dir / f"{role}{BTLOG_SUFFIX}", host.tree_xml())
                            for role, host in self.trees.items()}
         if self.groot2_port is not None:
-            self.live = LiveTrees(self.trees, self.groot2_port)
+            self.live = LiveTrees(self.trees, self.groot2_port, self.now, self._flush_transitions)
 
         safety = scenario.safety
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
@@ -334,17 +335,25 @@ class Simulation:
         for role, host in self.trees.items():
             result = host.tick(now)
             self._take_events(result)
-            if result.transitions:
-                if self.btlogs:
-                    self.btlogs[role].append(result.transitions)
-                if self.live is not None:
-                    self.live.apply(role, result.transitions)
+            self._take_transitions(role, result.transitions)
             if role == "robot" and result.ticked and result.status == "SUCCESS":
                 self.stats.robot_cycles += 1
                 self.events.emit(now, "robot_cycle_done", cycle=self.stats.robot_cycles)
         self.network.advance(now)
         if self.live is not None:
             self.live.poll()
+
+    def _take_transitions(self, role: str, records: bytes) -> None:
+        """Status transitions of ``role``'s tree into its ``.btlog`` file and to Groot2."""
+        if records:
+            if self.btlogs:
+                self.btlogs[role].append(records)
+            if self.live is not None:
+                self.live.apply(role, records)
+
+    def _flush_transitions(self, role: str) -> None:
+        """Before a breakpoint waits inside ``role``'s tick: the transitions of the tick so far."""
+        self._take_transitions(role, self.trees[role].take_transitions())
 
     def step(self) -> None:
         t = self.now()
@@ -425,8 +434,9 @@ class Simulation:
                 if self._window_closed():
                     break
                 self.step()
-                if self.realtime:
-                    ahead = self.now() - (time.perf_counter() - wall_start)
+                if self.realtime:  # the wall time paused at breakpoints is not caught up
+                    paused = self.live.paused_s if self.live is not None else 0.0
+                    ahead = self.now() - (time.perf_counter() - wall_start - paused)
                     if ahead > 0:
                         time.sleep(ahead)
         except p.error as err:

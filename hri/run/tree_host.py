@@ -168,8 +168,11 @@ class TreeHost:
         else:
             status = status_name(self.tree.status)
         events, self._events = self._events, []
-        transitions = self.transitions.take() if self.transitions is not None else b""
-        return TickResult(self.ready and run_tree, status, events, transitions)
+        return TickResult(self.ready and run_tree, status, events, self.take_transitions())
+
+    def take_transitions(self) -> bytes:
+        """The status transitions recorded since they were last taken (none unless recorded)."""
+        return self.transitions.take() if self.transitions is not None else b""
 
     def close(self) -> None:
         self.node.endpoint.close()

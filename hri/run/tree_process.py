@@ -214,6 +214,10 @@ class RemoteTreeHost:
                 self.status_log.apply(fields["changes"])
         return TickResult(bool(result["ticked"]), str(result["status"]), events, bytes(result["transitions"]))
 
+    def take_transitions(self) -> bytes:
+        """Nothing between ticks: the tree's transitions come with each tick's answer."""
+        return b""
+
     def tree_xml(self) -> str:
         """The tree as BehaviorTree.CPP's loggers describe it (of the mirror: the same nodes)."""
         return tree_xml(self.tree, self.registry)

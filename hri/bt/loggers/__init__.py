@@ -8,5 +8,6 @@
 * :mod:`~hri.bt.loggers.file_logger`: ``.btlog`` files (BehaviorTree.CPP's ``FileLogger2``),
   which Groot2 opens, and :mod:`~hri.bt.loggers.btlog_reader`, which reads them back;
 * :mod:`~hri.bt.loggers.groot2_publisher`: the tree served live to Groot2 over ZeroMQ
-  (BehaviorTree.CPP's ``Groot2Publisher``).
+  (BehaviorTree.CPP's ``Groot2Publisher``), with Groot2's breakpoints and hooks on its nodes
+  (:mod:`~hri.bt.loggers.groot2_hooks`).
 """

@@ -4,8 +4,9 @@ The protocol is BehaviorTree.CPP's (``include/behaviortree_cpp/loggers/groot2_pr
 ``src/loggers/groot2_publisher.cpp``, BehaviorTree.CPP 4.10, Davide Faconti, 2025):
 
 * **Sockets.** A ZeroMQ REP server bound on ``tcp://*:PORT`` answers Groot2's requests; a PUB
-  socket on ``PORT + 1`` is where BehaviorTree.CPP announces a reached breakpoint (hri binds
-  it, so Groot2 finds both, and publishes nothing on it yet). Both have ``linger`` 0.
+  socket on ``PORT + 1`` announces a reached breakpoint: the two parts ``SerializeHeader`` of a
+  ``BREAKPOINT_REACHED`` (``N``) request with a random id, then the node's UID in decimal.
+  Both sockets have ``linger`` 0.
 * **Request.** Multipart; its first part is the 6-byte header ``SerializeHeader`` writes:
   protocol (``uint8``, 2), request type (one character), a unique id (``uint32``,
   little-endian, ``memcpy``). The server does not check the protocol byte.
@@ -22,19 +23,36 @@ The protocol is BehaviorTree.CPP's (``include/behaviortree_cpp/loggers/groot2_pr
     subtree's ``_fullpath``), plus ``ROOT``, the root blackboard, when a named subtree's
     blackboard is not its own root (``generateBlackboardsDump``). Values are exported as
     ``JsonExporter::toJson`` exports them: strings, integers, floats, lists of those; any other
-    type it has no converter for is ``null``.
+    type it has no converter for is ``null``;
+  - the hooks (:mod:`~hri.bt.loggers.groot2_hooks`): ``HOOK_INSERT`` (``I``, 2 parts: a hook's
+    JSON or a list of them), ``HOOK_REMOVE`` (``R``, 2 parts: ``uid``, ``position``),
+    ``BREAKPOINT_UNLOCK`` (``U``, 2 parts: ``uid``, ``position``, ``desired_status``,
+    ``remove_when_done``), ``REMOVE_ALL_HOOKS`` (``A``) and ``DISABLE_ALL_HOOKS`` (``X``) get
+    the header alone; ``HOOKS_DUMP`` (``D``) gets the JSON list of the hooks;
+  - ``TOGGLE_RECORDING`` (``r``, 2 parts): ``start`` empties the recording, starts it and
+    gets the time it started (microseconds since the Unix epoch, in decimal); ``stop`` or
+    anything else gets the header alone. While recording, every status transition is kept
+    (the last 1000) as the 9 bytes of a ``.btlog`` record, its time counted from the start;
+    ``GET_TRANSITIONS`` (``t``) gets them and forgets them.
 * **Errors.** A first part that is not 6 bytes gets the two parts ``error``, ``wrong request
-  header``; a request type it does not know, ``error``, ``Request not recognized``; a
-  ``BLACKBOARD`` request without exactly 2 parts, ``error``, ``must be 2 parts message``.
-
-The hooks, breakpoints and recording requests (``I R N U D A X r t``) are answered as unknown
-requests: hri does not pause its trees from here.
+  header``; a request type it does not know, ``error``, ``Request not recognized``; a request
+  of the 2-part kinds without exactly 2 parts, ``error``, ``must be 2 parts message``; an
+  unlock or removal of a hook that is not there, ``error``, ``Node ID not found``; any other
+  failure, ``error`` and the exception's text.
+* **Heartbeat.** Every request counts as a sign of life. When none has come for
+  :attr:`Groot2Publisher.max_heartbeat_delay_s` (5 s, ``max_heartbeat_delay``), every hook is
+  disabled, so a breakpoint a vanished client left does not hold the tree; they are enabled
+  again when requests come again (``heartbeatLoop``, which looks every 10 ms).
 
 hri's publisher has no thread: :meth:`Groot2Publisher.poll` answers the requests waiting on
 the server without blocking (a ``zmq.Poller`` with timeout 0), so a simulation loop calls it
 once per step and pays one system call when nobody is connected. The statuses come from the
 tree's transitions as :class:`~hri.bt.loggers.transitions.TransitionRecorder` records them
-(:meth:`Groot2Publisher.apply`), so a tree ticked in another process is served alike.
+(:meth:`Groot2Publisher.apply`), so a tree ticked in another process is served alike; a
+recording's times are those of the records (simulated time), counted from the ``clock`` when
+it started. Hooks need the tree's nodes: a publisher told to refuse them answers
+``HOOK_INSERT`` with the reason it is given. A breakpoint waits in the ``pause`` function the publisher is given,
+by default one that polls this publisher until the breakpoint is let go.
 Nothing a client sends raises out of :meth:`poll`.
 """
 
@@ -42,6 +60,8 @@ from __future__ import annotations
 
 import os
 import struct
+import time
+from collections import deque
 from typing import Any, Callable, Mapping, Sequence
 
 import msgpack
@@ -49,8 +69,11 @@ import zmq
 
 from hri.bt.blackboard import EMPTY, Blackboard
 from hri.bt.decorators import SubTreeNode
+from hri.bt.loggers.file_logger import EPOCH_US
+from hri.bt.loggers.groot2_hooks import Hooks, Pause, parse
 from hri.bt.loggers.transitions import RECORD_SIZE, TIMESTAMP_BYTES
 from hri.bt.loggers.tree_xml import FIRST_UID, nodes_by_uid, subtree_paths
+from hri.bt.node import TreeNode
 from hri.bt.status import preorder
 from hri.bt.tree import Tree
 
@@ -58,10 +81,19 @@ PROTOCOL_ID = 2  # kProtocolID
 REQUEST_HEADER = struct.Struct("<BBI")  # protocol, type, unique_id: SerializeHeader's 6 bytes
 TREE_ID_BYTES = 16
 FULLTREE, STATUS, BLACKBOARD = ord("T"), ord("S"), ord("B")
+HOOK_INSERT, HOOK_REMOVE, BREAKPOINT_REACHED, BREAKPOINT_UNLOCK = ord("I"), ord("R"), ord("N"), ord("U")
+HOOKS_DUMP, REMOVE_ALL_HOOKS, DISABLE_ALL_HOOKS = ord("D"), ord("A"), ord("X")
+TOGGLE_RECORDING, GET_TRANSITIONS = ord("r"), ord("t")
+TWO_PART_REQUESTS = frozenset((BLACKBOARD, HOOK_INSERT, BREAKPOINT_UNLOCK, HOOK_REMOVE, TOGGLE_RECORDING))
 IDLE_FROM = 10  # IDLE_FROM_SUCCESS = 10 + SUCCESS, ...
 ROOT_BLACKBOARD = "ROOT"  # kRootBlackboardName
 DEFAULT_PORT = 1667  # Groot2Publisher's default server_port
 MAX_REQUESTS_PER_POLL = 64  # a flooding client cannot stall a simulation step
+MAX_HEARTBEAT_DELAY_S = 5.0  # max_heartbeat_delay: 5000 ms
+MAX_RECORDED_TRANSITIONS = 1000  # the callback keeps transitions_buffer at 1000
+PAUSE_POLL_S = 0.01  # heartbeatLoop looks every 10 ms; a waiting breakpoint polls as often
+NODE_NOT_FOUND = "Node ID not found"
+_STAMP_WRAP = 1 << (8 * TIMESTAMP_BYTES)  # the low 6 bytes of a uint64_t
 
 BlackboardScopes = Callable[[], Mapping[str, Blackboard]]
 
@@ -147,17 +179,29 @@ def blackboards_dump(names: str, scopes: Mapping[str, Blackboard]) -> bytes:
     return msgpack.packb(out if out else None)
 
 
+class RequestError(Exception):
+    """A request answered with ``error`` and this message."""
+
+
 class Groot2Publisher:
-    """Serves one tree to Groot2 on ``port`` (REP) and ``port + 1`` (PUB), polled, not threaded."""
+    """Serves one tree to Groot2 on ``port`` (REP) and ``port + 1`` (PUB), polled, not threaded.
+
+    ``nodes``: the tree's nodes in UID order, for hooks; ``refuse_hooks``: hooks are refused,
+    with the message it returns (it may tell the user too); ``clock``: simulated seconds now,
+    where a recording starts; ``pause``: where a breakpoint waits (by default, polling this
+    publisher)."""
 
     def __init__(self, xml: str, layout: Sequence[int], port: int = DEFAULT_PORT,
-                 scopes: BlackboardScopes | None = None, context: zmq.Context | None = None) -> None:
+                 scopes: BlackboardScopes | None = None, context: zmq.Context | None = None,
+                 nodes: Sequence[TreeNode] = (), refuse_hooks: Callable[[], str] | None = None,
+                 clock: Callable[[], float] = lambda: 0.0, pause: Pause | None = None) -> None:
         self.port = port
         self._xml = xml.encode()
         self._scopes = scopes
         self._tree_id = random_tree_id()
         self._status = bytearray(b"".join(struct.pack("<HB", uid, 0) for uid in layout))
         self._offset = {uid: 3 * i + 2 for i, uid in enumerate(layout)}
+        self.hooks = Hooks(nodes, FIRST_UID, self._announce, pause or self.wait_polling)
         self._context = context or zmq.Context.instance()
         self.server = self._context.socket(zmq.REP)
         self.publisher = self._context.socket(zmq.PUB)
@@ -172,6 +216,21 @@ class Groot2Publisher:
         self._poller = zmq.Poller()
         self._poller.register(self.server, zmq.POLLIN)
         self.answered = 0
+        self._refuse_hooks = refuse_hooks
+        self.max_heartbeat_delay_s = MAX_HEARTBEAT_DELAY_S
+        self._last_request = time.monotonic()
+        self._heartbeat = True
+        self._clock = clock
+        self._recording = False
+        self._recording_start_us = 0
+        self._recorded: deque[bytes] = deque(maxlen=MAX_RECORDED_TRANSITIONS)
+        self._handlers: dict[int, Callable[[Sequence[bytes]], list[bytes]]] = {
+            FULLTREE: lambda parts: [self._xml], STATUS: lambda parts: [bytes(self._status)],
+            BLACKBOARD: self._blackboard, HOOK_INSERT: self._insert_hooks,
+            BREAKPOINT_UNLOCK: self._unlock, HOOK_REMOVE: self._remove_hook,
+            REMOVE_ALL_HOOKS: self._remove_all_hooks, DISABLE_ALL_HOOKS: self._disable_all_hooks,
+            HOOKS_DUMP: lambda parts: [self.hooks.dump()], TOGGLE_RECORDING: self._toggle_recording,
+            GET_TRANSITIONS: self._take_recorded}
 
     # -- statuses ----------------------------------------------------------------------
 
@@ -185,49 +244,126 @@ class Groot2Publisher:
                 continue
             # the callback writes 10 + the previous status for a reset to IDLE
             status[offset] = IDLE_FROM + (status[offset] % IDLE_FROM) if code == 0 else code
+        if self._recording:
+            self._record(records)
 
     def status_buffer(self) -> bytes:
         """What a STATUS request gets after the reply header."""
         return bytes(self._status)
 
+    def _record(self, records: bytes) -> None:
+        """Keep the records of a recording, their times counted from its start."""
+        for start in range(0, len(records) - RECORD_SIZE + 1, RECORD_SIZE):
+            stamp = int.from_bytes(records[start:start + TIMESTAMP_BYTES], "little")
+            since = (stamp - self._recording_start_us) % _STAMP_WRAP
+            self._recorded.append(since.to_bytes(TIMESTAMP_BYTES, "little")
+                                  + records[start + TIMESTAMP_BYTES:start + RECORD_SIZE])
+
     # -- requests ----------------------------------------------------------------------
 
-    def poll(self) -> int:
-        """Answer the requests waiting now, without blocking; how many were answered."""
+    def poll(self, timeout_s: float = 0.0) -> int:
+        """Answer the requests waiting now (waiting up to ``timeout_s`` for a first one), then
+        see whether the client still lives; how many were answered."""
         count = 0
+        wait_ms = round(timeout_s * 1000)
         try:
-            while count < MAX_REQUESTS_PER_POLL and self._poller.poll(0):
+            while count < MAX_REQUESTS_PER_POLL and self._poller.poll(0 if count else wait_ms):
                 parts = self.server.recv_multipart(zmq.NOBLOCK)
+                self._last_request = time.monotonic()
                 self.server.send_multipart(self.reply(parts), zmq.NOBLOCK)
                 count += 1
         except zmq.ZMQError:
             # a vanished client or a closed socket: the run goes on, the next poll starts afresh
             pass
         self.answered += count
+        self._check_heartbeat()
         return count
+
+    def _check_heartbeat(self) -> None:
+        """``heartbeatLoop``: disable the hooks when requests stopped coming, enable them when they come again."""
+        alive = time.monotonic() - self._last_request < self.max_heartbeat_delay_s
+        if alive != self._heartbeat:
+            self._heartbeat = alive
+            self.hooks.enable_all(alive)
+
+    def wait_polling(self, until: Callable[[], bool]) -> None:
+        """Poll this publisher until ``until()`` is true (a breakpoint's default pause)."""
+        while not until():
+            self.poll(PAUSE_POLL_S)
 
     def reply(self, parts: Sequence[bytes]) -> list[bytes]:
         """The reply BehaviorTree.CPP's server loop sends to the request ``parts``."""
         if not parts or len(parts[0]) != REQUEST_HEADER.size:
             return _error("wrong request header")
         _, kind, unique_id = REQUEST_HEADER.unpack(parts[0])
-        header = REQUEST_HEADER.pack(PROTOCOL_ID, kind, unique_id) + self._tree_id
-        if kind == FULLTREE:
-            return [header, self._xml]
-        if kind == STATUS:
-            return [header, bytes(self._status)]
-        if kind != BLACKBOARD:
+        handler = self._handlers.get(kind)
+        if handler is None:
             return _error("Request not recognized")
-        if len(parts) != 2:
+        if kind in TWO_PART_REQUESTS and len(parts) != 2:
             return _error("must be 2 parts message")
         try:
-            scopes = self._scopes() if self._scopes is not None else {}
-            return [header, blackboards_dump(parts[1].decode("utf-8", "replace"), scopes)]
+            answer = handler(parts)
         except Exception as error:  # the server loop answers any exception with its text
             return _error(str(error))
+        return [REQUEST_HEADER.pack(PROTOCOL_ID, kind, unique_id) + self._tree_id, *answer]
+
+    def _blackboard(self, parts: Sequence[bytes]) -> list[bytes]:
+        scopes = self._scopes() if self._scopes is not None else {}
+        return [blackboards_dump(parts[1].decode("utf-8", "replace"), scopes)]
+
+    def _insert_hooks(self, parts: Sequence[bytes]) -> list[bytes]:
+        if self._refuse_hooks is not None:
+            raise RequestError(self._refuse_hooks())
+        self.hooks.insert_request(parse(parts[1]))
+        return []
+
+    def _unlock(self, parts: Sequence[bytes]) -> list[bytes]:
+        if not self.hooks.unlock_request(parse(parts[1])):
+            raise RequestError(NODE_NOT_FOUND)
+        return []
+
+    def _remove_hook(self, parts: Sequence[bytes]) -> list[bytes]:
+        if not self.hooks.remove_request(parse(parts[1])):
+            raise RequestError(NODE_NOT_FOUND)
+        return []
+
+    def _remove_all_hooks(self, parts: Sequence[bytes]) -> list[bytes]:
+        self.hooks.remove_all()
+        return []
+
+    def _disable_all_hooks(self, parts: Sequence[bytes]) -> list[bytes]:
+        self.hooks.enable_all(False)
+        return []
+
+    def _toggle_recording(self, parts: Sequence[bytes]) -> list[bytes]:
+        if parts[1] == b"stop":
+            self._recording = False
+        if parts[1] != b"start":
+            return []
+        self._recording_start_us = round(self._clock() * 1e6)
+        self._recorded.clear()
+        self._recording = True
+        return [str(EPOCH_US + self._recording_start_us).encode()]
+
+    def _take_recorded(self, parts: Sequence[bytes]) -> list[bytes]:
+        records = b"".join(self._recorded)
+        self._recorded.clear()
+        return [records]
+
+    # -- breakpoints -------------------------------------------------------------------
+
+    def _announce(self, uid: int) -> bool:
+        """Publish ``BREAKPOINT_REACHED`` for ``uid``; False when the socket failed."""
+        header = REQUEST_HEADER.pack(PROTOCOL_ID, BREAKPOINT_REACHED, int.from_bytes(os.urandom(4), "little"))
+        try:
+            self.publisher.send_multipart([header, str(uid).encode()], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            return False
+        return True
 
     def close(self) -> None:
-        """Close both sockets (at once: linger 0)."""
+        """Take the hooks off the tree, close both sockets (at once: linger 0)."""
+        self.hooks.remove_all()
         self.server.close(0)
         self.publisher.close(0)
 
