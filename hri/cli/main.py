@@ -50,7 +50,8 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="run each tree in a process of its own (same results; docs/network.md)")
     run.add_argument("--groot2", type=int, nargs="?", const=DEFAULT_GROOT2_PORT, metavar="PORT",
                      help="serve the trees live to Groot2: the person's on PORT and PORT+1, the robot's on "
-                          f"PORT+2 and PORT+3 (default {DEFAULT_GROOT2_PORT}; docs/visualisation.md)")
+                          f"PORT+2 and PORT+3 (default {DEFAULT_GROOT2_PORT}); a breakpoint set in Groot2 "
+                          "pauses the whole simulation (docs/visualisation.md)")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
                      "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
