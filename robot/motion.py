@@ -178,7 +178,10 @@ class JointMotion:
         of a motion, speed and separation monitoring's cap). Braking and holding need no
         synchronisation (each joint then brakes as hard as it may: no farther than
         synchronised); a move reaches its waypoint off the straight joint path instead of
-        failing."""
+        failing. The failed update may have gone on along the last trajectory (ruckig's clock
+        advanced by a cycle): the retry is a new calculation from the cycle's start state, so the
+        cycle advances once."""
+        self._otg.reset()
         self._inp.synchronization = Synchronization.No
         try:
             return self._calculate()

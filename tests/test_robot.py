@@ -474,8 +474,39 @@ def test_a_calculation_ruckig_cannot_finish_is_an_error_not_a_crash(monkeypatch)
     def refuse(*args):
         raise ruckig.RuckigError("error in step 2 in dof: 4 for t sync")
 
-    monkeypatch.setattr(motion, "_otg", type("Refusing", (), {"update": staticmethod(refuse)})())
+    monkeypatch.setattr(motion, "_otg", type("Refusing", (), {"update": staticmethod(refuse),
+                                                              "reset": staticmethod(lambda: None)})())
     assert motion.update(0.5) == Progress.ERROR
+
+
+def test_a_failed_cycle_retried_unsynchronised_advances_the_motion_once() -> None:
+    """A state met in an SSM run (collaboration): the arm moving at the cap 0.18 towards its
+    next waypoint. ruckig fails to phase-synchronise the next cycle (it raises after taking the
+    cycle's input as its own); the retry, unsynchronised, starts from the cycle's start state
+    and moves the arm by one cycle: without a new calculation it went on along the last
+    trajectory, the commanded position jumped two cycles at once and the measured joint speeds
+    by a third (a safety violation of SSM)."""
+    from hri.robot.motion import JointMotion, Progress
+
+    position = [1.1783892120843296, 0.4229174200371862, 2.5105593774180743, -4.607638053936676e-10, 0.20775317779750155, -0.39898369457826377]
+    velocity = [-0.41679372111431345, -0.023945143679460535, -0.02645869042912753, -3.298185698461313e-10, 0.05389395658297788, -0.39406912683731626]
+    acceleration = [-0.5776197899222804, 0.11904546444436209, -0.18384611961379116, 0.0, 0.10304738520708456, 2.821101334113299]
+    target = [-1.0724194862006835, 0.2795382516616887, 2.3521734875715983, -2.4531498609282713e-09, 0.5098809184445665, -2.643215811697526]
+    vmax = np.array([2.094395, 2.094395, 3.141593, 3.926991, 3.926991, 3.926991])
+    amax, jmax = np.array([8.0, 8.0, 10.0, 15.0, 15.0, 20.0]), np.array([80.0, 80.0, 100.0, 150.0, 150.0, 200.0])
+    dt = 1.0 / 240.0
+    motion = JointMotion(np.array(position), vmax, amax, jmax, dt, velocity=np.array(velocity),
+                         acceleration=np.array(acceleration))
+    motion.follow([np.array(target)])
+    assert motion.update(0.18) == Progress.MOVING
+    retried = []
+    unsynchronised = motion._calculate_unsynchronised
+    motion._calculate_unsynchronised = lambda: retried.append(1) or unsynchronised()
+    before, speed_before = motion.position, motion.velocity
+    assert motion.update(0.18) == Progress.MOVING and retried
+    # one cycle: the trapezoid of the cycle's start and end velocities, up to the jerk's share
+    one_cycle = 0.5 * (speed_before + motion.velocity) * dt
+    assert np.abs(motion.position - before - one_cycle).max() < 1e-5
 
 
 def test_a_synchronisation_ruckig_cannot_find_is_done_unsynchronised() -> None:
