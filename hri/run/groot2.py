@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 import zmq
 
@@ -53,6 +53,24 @@ def check_base_port(base: int) -> None:
         raise HriError(f"--groot2 {base}: the ports {base} to {last} must lie in 1..65535")
 
 
+Served = TypeVar("Served")
+
+
+def serve_trees(base: int, serve: Callable[[str, int], Served], close: Callable[[Served], None]) -> dict[str, Served]:
+    """``serve(role, port)`` for each tree on its server port (:func:`tree_ports`), by role: an
+    HriError naming the ports when one cannot listen, with what was served closed."""
+    check_base_port(base)
+    served: dict[str, Served] = {}
+    try:
+        for role, port in tree_ports(base).items():
+            served[role] = serve(role, port)
+    except zmq.ZMQError as error:
+        for done in served.values():
+            close(done)
+        raise HriError(f"--groot2: cannot listen on port {port} or {port + 1} ({error})") from None
+    return served
+
+
 def split_refusal(role: str) -> Callable[[], str]:
     """The reason a tree in its own process refuses hooks, told once on stderr too."""
     message = (f"--groot2: breakpoints and hooks need the {role}'s tree in hri's process; "
@@ -75,18 +93,13 @@ class LiveTrees:
 
     def __init__(self, hosts: Mapping[str, Any], base: int = DEFAULT_PORT,
                  clock: Callable[[], float] = lambda: 0.0, flush: Callable[[str], None] = lambda role: None) -> None:
-        check_base_port(base)
-        self.publishers: dict[str, Groot2Publisher] = {}
         self.paused_s = 0.0  # wall seconds spent at breakpoints
         self._flush = flush
+        self.publishers: dict[str, Groot2Publisher] = serve_trees(
+            base, lambda role, port: self._publisher(role, hosts[role], port, clock), Groot2Publisher.close)
         self._poller = zmq.Poller()
-        try:
-            for role, port in tree_ports(base).items():
-                self.publishers[role] = self._publisher(role, hosts[role], port, clock)
-                self._poller.register(self.publishers[role].server, zmq.POLLIN)
-        except zmq.ZMQError as error:
-            self.close()
-            raise HriError(f"--groot2: cannot listen on port {port} or {port + 1} ({error})") from None
+        for publisher in self.publishers.values():
+            self._poller.register(publisher.server, zmq.POLLIN)
 
     def _publisher(self, role: str, host: Any, port: int, clock: Callable[[], float]) -> Groot2Publisher:
         # a tree in its own process: the host's tree is a mirror whose blackboard and nodes are not the tree's

@@ -49,7 +49,7 @@ from hri.bt.loggers.btlog_reader import parse_btlog
 from hri.bt.loggers.file_logger import SUFFIX
 from hri.bt.loggers.groot2_publisher import DEFAULT_PORT, Groot2Publisher
 from hri.bt.loggers.transitions import RECORD_SIZE
-from hri.run.groot2 import ROLE_ORDER, check_base_port, tree_ports
+from hri.run.groot2 import ROLE_ORDER, check_base_port, serve_trees
 
 MAX_WAIT_S = 0.1  # the longest wait for a request: how late the end or a SIGTERM is noticed
 US = 1_000_000
@@ -195,13 +195,8 @@ class Replay:
         check_base_port(base)
         self.start_us, self.end_us = replay_span(trees, start_s, end_s)
         self.speed = speed
-        self.trees: dict[str, TreeReplay] = {}
-        try:
-            for role, port in tree_ports(base).items():
-                self.trees[role] = TreeReplay(trees[role], port)
-        except zmq.ZMQError as error:
-            self.close()
-            raise HriError(f"--groot2: cannot listen on port {port} or {port + 1} ({error})") from None
+        self.trees: dict[str, TreeReplay] = serve_trees(
+            base, lambda role, port: TreeReplay(trees[role], port), lambda tree: tree.publisher.close())
         self._poller = zmq.Poller()
         for tree in self.trees.values():
             tree.advance(self.start_us)
