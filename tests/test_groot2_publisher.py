@@ -18,6 +18,8 @@ import time
 import msgpack
 import pytest
 import zmq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hri.bt.loggers.groot2_publisher import (Groot2Publisher, blackboard_scopes, random_tree_id,
                                              status_layout)
@@ -269,3 +271,32 @@ def test_polling_with_nobody_connected_answers_nothing_and_closing_frees_the_por
     assert freed(range(port, port + 2))
     again = Groot2Publisher("<root/>", [], port)
     again.close()
+
+
+def _statuses_one_by_one(layout: list[int], records: list[tuple[int, int]]) -> bytes:
+    """The status buffer as BehaviorTree.CPP's callback leaves it, transition after transition:
+    the new status, or for a reset to IDLE 10 + the status before."""
+    value = {uid: 0 for uid in layout}
+    for uid, code in records:
+        if uid in value:
+            value[uid] = 10 + value[uid] % 10 if code == 0 else code
+    return b"".join(struct.pack("<HB", uid, value[uid]) for uid in layout)
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches=st.lists(st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0, 0, 1, 2, 3])), max_size=30),
+                        max_size=6))
+def test_the_status_buffer_folds_pending_transitions_as_one_by_one(batches) -> None:
+    """Transitions are folded into the status buffer when it is asked for, many at once: the
+    same buffer as applying each in turn (uid 6 is not in the tree), asked after each batch."""
+    layout = [1, 2, 3, 4, 5]
+    port = free_port_pair()
+    publisher = Groot2Publisher("<root/>", layout, port)
+    try:
+        seen: list[tuple[int, int]] = []
+        for batch in batches:
+            publisher.apply(b"".join(bytes(6) + struct.pack("<HB", uid, code) for uid, code in batch))
+            seen += batch
+            assert publisher.status_buffer() == _statuses_one_by_one(layout, seen)
+    finally:
+        publisher.close()

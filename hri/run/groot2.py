@@ -116,9 +116,17 @@ class LiveTrees:
         self.publishers[role].apply(records)
 
     def poll(self) -> None:
-        """Answer what the clients asked since the last poll, without waiting."""
+        """Answer what the clients asked since the last poll, without waiting: one look at
+        both servers (after every tick: what a run pays with nobody connected)."""
+        try:
+            ready = dict(self._poller.poll(0))
+        except zmq.ZMQError:
+            ready = {}
         for publisher in self.publishers.values():
-            publisher.poll()
+            if publisher.server in ready:
+                publisher.poll()
+            else:
+                publisher.check_heartbeat()
 
     def pause(self, role: str, until: Callable[[], bool]) -> None:
         """Hold the run (the caller is inside ``role``'s tick) until ``until()``: hand on the

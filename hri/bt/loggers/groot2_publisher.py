@@ -65,6 +65,7 @@ from collections import deque
 from typing import Any, Callable, Mapping, Sequence
 
 import msgpack
+import numpy as np
 import zmq
 
 from hri.bt.blackboard import EMPTY, Blackboard
@@ -89,6 +90,9 @@ IDLE_FROM = 10  # IDLE_FROM_SUCCESS = 10 + SUCCESS, ...
 ROOT_BLACKBOARD = "ROOT"  # kRootBlackboardName
 DEFAULT_PORT = 1667  # Groot2Publisher's default server_port
 MAX_REQUESTS_PER_POLL = 64  # a flooding client cannot stall a simulation step
+#: a FileLogger2 transition record: 6 bytes of microseconds, the node's UID, its new status
+RECORD_DTYPE = np.dtype([("stamp", "V6"), ("uid", "<u2"), ("code", "u1")])
+PENDING_BYTES = 1 << 20  # transition records kept unfolded at most (about 116,000)
 MAX_HEARTBEAT_DELAY_S = 5.0  # max_heartbeat_delay: 5000 ms
 MAX_RECORDED_TRANSITIONS = 1000  # the callback keeps transitions_buffer at 1000
 PAUSE_POLL_S = 0.01  # heartbeatLoop looks every 10 ms; a waiting breakpoint polls as often
@@ -200,6 +204,8 @@ class Groot2Publisher:
         self._scopes = scopes
         self._tree_id = random_tree_id()
         self._status = bytearray(b"".join(struct.pack("<HB", uid, 0) for uid in layout))
+        self._pending: list[bytes] = []  # transition records not yet in the status buffer
+        self._pending_bytes = 0
         self._offset = {uid: 3 * i + 2 for i, uid in enumerate(layout)}
         self.hooks = Hooks(nodes, FIRST_UID, self._announce, pause or self.wait_polling)
         self._context = context or zmq.Context.instance()
@@ -225,7 +231,7 @@ class Groot2Publisher:
         self._recording_start_us = 0
         self._recorded: deque[bytes] = deque(maxlen=MAX_RECORDED_TRANSITIONS)
         self._handlers: dict[int, Callable[[Sequence[bytes]], list[bytes]]] = {
-            FULLTREE: lambda parts: [self._xml], STATUS: lambda parts: [bytes(self._status)],
+            FULLTREE: lambda parts: [self._xml], STATUS: lambda parts: [self.status_buffer()],
             BLACKBOARD: self._blackboard, HOOK_INSERT: self._insert_hooks,
             BREAKPOINT_UNLOCK: self._unlock, HOOK_REMOVE: self._remove_hook,
             REMOVE_ALL_HOOKS: self._remove_all_hooks, DISABLE_ALL_HOOKS: self._disable_all_hooks,
@@ -235,21 +241,50 @@ class Groot2Publisher:
     # -- statuses ----------------------------------------------------------------------
 
     def apply(self, records: bytes) -> None:
-        """Take FileLogger2 transition records (9 bytes each) into the status buffer."""
-        status = self._status
-        for start in range(0, len(records) - RECORD_SIZE + 1, RECORD_SIZE):
-            uid, code = struct.unpack_from("<HB", records, start + TIMESTAMP_BYTES)
-            offset = self._offset.get(uid)
-            if offset is None:
-                continue
-            # the callback writes 10 + the previous status for a reset to IDLE
-            status[offset] = IDLE_FROM + (status[offset] % IDLE_FROM) if code == 0 else code
+        """Take FileLogger2 transition records (9 bytes each) for the status buffer. They are
+        kept and folded in when the buffer is asked for (or ``PENDING_BYTES`` have gathered):
+        a run nobody watches pays for a list append per tick, not for every transition."""
+        if records:
+            self._pending.append(records)
+            self._pending_bytes += len(records)
+            if self._pending_bytes >= PENDING_BYTES:
+                self._fold_pending()
         if self._recording:
             self._record(records)
 
     def status_buffer(self) -> bytes:
         """What a STATUS request gets after the reply header."""
+        self._fold_pending()
         return bytes(self._status)
+
+    def _fold_pending(self) -> None:
+        """The status buffer after the pending records, as BehaviorTree.CPP's callback leaves
+        it after each of them in turn: a node's last status, or for a reset to IDLE 10 + the
+        status it had before (a reset of an IDLE node keeps that), from the node's last
+        non-IDLE record, else from the buffer."""
+        if not self._pending:
+            return
+        data = b"".join(self._pending)
+        records = np.frombuffer(data, dtype=RECORD_DTYPE, count=len(data) // RECORD_SIZE)
+        self._pending.clear()
+        self._pending_bytes = 0
+        uids, codes = records["uid"][::-1], records["code"][::-1]  # the latest first
+        latest = dict(zip(*(array.tolist() for array in np.unique(uids, return_index=True))))
+        running = codes != 0
+        running_codes = codes[running]
+        before = dict(zip(*(array.tolist() for array in np.unique(uids[running], return_index=True))))
+        status = self._status
+        for uid, index in latest.items():
+            offset = self._offset.get(uid)
+            if offset is None:
+                continue
+            code = int(codes[index])
+            if code:
+                status[offset] = code
+            else:
+                known = before.get(uid)
+                status[offset] = IDLE_FROM + (int(running_codes[known]) if known is not None
+                                              else status[offset] % IDLE_FROM)
 
     def _record(self, records: bytes) -> None:
         """Keep the records of a recording, their times counted from its start."""
@@ -276,10 +311,10 @@ class Groot2Publisher:
             # a vanished client or a closed socket: the run goes on, the next poll starts afresh
             pass
         self.answered += count
-        self._check_heartbeat()
+        self.check_heartbeat()
         return count
 
-    def _check_heartbeat(self) -> None:
+    def check_heartbeat(self) -> None:
         """``heartbeatLoop``: disable the hooks when requests stopped coming, enable them when they come again."""
         alive = time.monotonic() - self._last_request < self.max_heartbeat_delay_s
         if alive != self._heartbeat:
