@@ -135,6 +135,28 @@ def test_from_starts_with_the_statuses_of_that_time_and_the_replay_ends_at_the_l
         assert replay.step() is False and replay.run() == ticks[-1] / 1e6 == 9.95
 
 
+def test_loop_starts_again_with_the_statuses_of_from(run_dir):
+    """With ``loop`` the end is a new start: the statuses go back to those at ``--from``
+    (nodes ticked only later are IDLE again), then forward as the first time."""
+    ticks = tick_times(run_dir / "robot.btlog")
+    clock = FakeClock()
+    start = ticks[1]  # early: nodes of the robot's cycle not ticked yet
+    assert statuses_at(run_dir / "robot.btlog", start) != statuses_at(run_dir / "robot.btlog", ticks[-1])
+    with Replay(read_run(run_dir), _free_quad(), speed=10.0, start_s=start / 1e6, clock=clock, loop=True) as replay:
+        client = Client(replay.trees["robot"].publisher.port, replay.step)
+        first = [start, start + 5_000_000]
+        clock.now = (ticks[-1] - start) / 1e7  # at the last transition
+        _, (status,) = client.ask("S")
+        assert answer(status) == statuses_at(run_dir / "robot.btlog", ticks[-1])
+        clock.now = 100.0  # past the end: the replay starts again at --from
+        assert replay.step() is True
+        for t_us in first:
+            clock.now = 100.0 + (t_us - start) / 1e7
+            _, (status,) = client.ask("S")
+            assert answer(status) == statuses_at(run_dir / "robot.btlog", t_us)
+        client.close()
+
+
 def test_transitions_out_of_time_order_are_applied_in_time_order(tmp_path):
     xml = '<root BTCPP_format="4"><BehaviorTree ID="T" _fullpath=""><Sleep _uid="1"/></BehaviorTree></root>'
     late, early = struct.pack("<HB", 1, 2), struct.pack("<HB", 1, 1)  # SUCCESS at 2 us, RUNNING at 1 us

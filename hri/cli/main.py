@@ -80,6 +80,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="start at this simulated time, with the statuses it had (default 0)")
     replay.add_argument("--to", dest="end", type=float, metavar="S",
                         help="end at this simulated time (default: the last recorded transition)")
+    replay.add_argument("--loop", action="store_true",
+                        help="at the end start again from --from, until Ctrl-C")
 
     batch = sub.add_parser("batch", help="many seeded runs over a parameter sweep (resumable; docs/batch.md)")
     batch.add_argument("scenario", help="preset name (coexistence) or path to a scenario .yaml")
@@ -253,7 +255,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     trees = read_run(args.run_dir)
     try:
-        with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end) as replay:
+        with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end,
+                                          loop=args.loop) as replay:
             for line in replay.describe():
                 print(line, flush=True)
             ended = replay.run()

@@ -52,6 +52,7 @@ from hri.bt.loggers.transitions import RECORD_SIZE
 from hri.run.groot2 import ROLE_ORDER, check_base_port, serve_trees
 
 MAX_WAIT_S = 0.1  # the longest wait for a request: how late the end or a SIGTERM is noticed
+LOOP_WAIT_S = 0.001  # with --loop, the shortest wait between two looks (a replay may last no time)
 US = 1_000_000
 
 
@@ -140,6 +141,12 @@ class TreeReplay:
         self.publisher = Groot2Publisher(tree.xml, tree.layout, port, lambda: scopes)
         self.applied = 0  # how many records the publisher has taken
 
+    def rewind(self, t_us: int) -> None:
+        """Back to the statuses at ``t_us``: from a tree not yet ticked, the records up to it."""
+        self.publisher.reset_statuses()
+        self.applied = 0
+        self.advance(t_us)
+
     def advance(self, t_us: int) -> None:
         """Apply the records at or before ``t_us`` that are not applied yet."""
         upto = bisect_right(self.tree.times_us, t_us)
@@ -189,12 +196,13 @@ class Replay:
 
     def __init__(self, trees: Mapping[str, RecordedTree], base: int = DEFAULT_PORT, speed: float = 1.0,
                  start_s: float = 0.0, end_s: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, loop: bool = False) -> None:
         if not math.isfinite(speed) or speed <= 0:
             raise HriError(f"--speed {speed:g}: must be a positive number (1 is real time)")
         check_base_port(base)
         self.start_us, self.end_us = replay_span(trees, start_s, end_s)
         self.speed = speed
+        self.loop = loop  # at the end, start again
         self.trees: dict[str, TreeReplay] = serve_trees(
             base, lambda role, port: TreeReplay(trees[role], port), lambda tree: tree.publisher.close())
         self._poller = zmq.Poller()
@@ -206,21 +214,31 @@ class Replay:
 
     def now_us(self) -> int:
         """The replay's simulated time (microseconds), at most its end."""
-        return min(self.start_us + round((self._clock() - self._t0) * self.speed * US), self.end_us)
+        return min(self._clock_us(), self.end_us)
+
+    def _clock_us(self) -> int:
+        return self.start_us + round((self._clock() - self._t0) * self.speed * US)
 
     def step(self) -> bool:
-        """Bring the statuses up to now and answer the requests waiting; False once at the end."""
+        """Bring the statuses up to now and answer the requests waiting; False once at the end
+        (with ``loop``, once past it the replay starts again from its start instead)."""
+        if self.loop and self._clock_us() > self.end_us:
+            self._t0 = self._clock()
+            for tree in self.trees.values():
+                tree.rewind(self.start_us)
         now = self.now_us()
         for tree in self.trees.values():
             tree.advance(now)
             tree.publisher.poll()
-        return now < self.end_us
+        return self.loop or now < self.end_us
 
     def run(self) -> float:
-        """Serve until the end of the replay; the simulated time it ended at (seconds)."""
+        """Serve until the end of the replay (with ``loop``, until interrupted); the simulated
+        time it ended at (seconds)."""
+        shortest_s = LOOP_WAIT_S if self.loop else 0.0  # a replay of no length does not spin
         while self.step():
             left_s = (self.end_us - self.now_us()) / US / self.speed
-            self._poller.poll(1000 * min(MAX_WAIT_S, max(left_s, 0.0)))
+            self._poller.poll(1000 * min(MAX_WAIT_S, max(left_s, shortest_s)))
         return self.end_us / US
 
     def describe(self) -> list[str]:
@@ -229,7 +247,7 @@ class Replay:
                  f"{len(tree.tree.times_us)} transitions" for role, tree in self.trees.items()]
         span = (self.end_us - self.start_us) / US
         lines.append(f"replaying {self.start_us / US:g} to {self.end_us / US:g} s simulated at {self.speed:g}x "
-                     f"({span / self.speed:.1f} s)")
+                     f"({span / self.speed:.1f} s)" + (", again and again until interrupted" if self.loop else ""))
         return lines
 
     def close(self) -> None:

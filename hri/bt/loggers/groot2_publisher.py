@@ -252,6 +252,13 @@ class Groot2Publisher:
         if self._recording:
             self._record(records)
 
+    def reset_statuses(self) -> None:
+        """Every node IDLE, as in a tree not yet ticked; records not yet folded are dropped."""
+        self._pending.clear()
+        self._pending_bytes = 0
+        for offset in self._offset.values():
+            self._status[offset] = 0
+
     def status_buffer(self) -> bytes:
         """What a STATUS request gets after the reply header."""
         self._fold_pending()
