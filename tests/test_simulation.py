@@ -2,9 +2,12 @@
 runs are reproducible, and no message queue outlives its run."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pybullet
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hri.base.mqueue import queue_exists
 from hri.scenario.load import load_scenario
@@ -132,3 +135,26 @@ def test_a_run_leaves_no_pybullet_client_behind():
     assert all(c >= 0 for c in clients)
     assert not any(pybullet.isConnected(physicsClientId=c) for c in clients)
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(-0.05, 0.05), st.floats(-0.05, 0.05)), min_size=1, max_size=200),
+       st.floats(-0.6, 0.6), st.floats(-0.6, 0.6))
+def test_intrusion_skips_only_points_that_cannot_be_deeper(moves, x0, y0):
+    """The monitor measures the depth in the stop zone only where the pelvis may have gone
+    deeper than the stay's deepest (the depth changes no faster than the pelvis moves): along
+    a swaying walk the deepest depth is that of measuring every step, to the bit."""
+    import shapely
+
+    from hri.base.geometry import Area
+    from hri.run.monitor import _NO_GUARD, SafetyMonitor
+
+    zone = Area([(-0.5, -0.4), (0.5, -0.4), (0.5, 0.4), (-0.5, 0.4)])
+    monitor = SimpleNamespace(zones={"stop": zone}, stats=SimpleNamespace(max_stop_intrusion_m=None),
+                              intrusion_m=0.0, _intrusion_guard=_NO_GUARD)
+    x, y, deepest = x0, y0, 0.0
+    for dx, dy in [(0.0, 0.0), *moves]:
+        x, y = x + dx, y + dy
+        SafetyMonitor._measure_intrusion(monitor, x, y)
+        deepest = max(deepest, zone.polygon.exterior.distance(shapely.Point(x, y)))
+    assert monitor.intrusion_m == deepest == monitor.stats.max_stop_intrusion_m

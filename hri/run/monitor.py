@@ -88,6 +88,8 @@ REST_DWELL_S = 0.1  # at rest this long in the stop zone: a protective stop (not
 SEPARATION_CUTOFF_M = 50.0
 PENETRATION_TOLERANCE_M = 1e-3  # deeper than this, person and robot interpenetrate: a violation
 BOUND_SLACK_M = 1e-6  # the closest-pair query's cutoff beyond the bound, against rounding in the cutoff test
+ROUNDING_M = 1e-12  # more than a distance of metres can be off by in rounding
+_NO_GUARD = (math.nan, math.nan, -math.inf)  # _measure_intrusion: nothing measured in this stay
 SPEED_BOUND_SLACK = 1e-6  # relative: a joint speeds' bound this close to the fastest speed so far does not decide
 #: SSM: a separation this much below S_p is not a violation; PyBullet's closest-point distance
 #: is exact to far less (its collision margin is 0 for our shapes), so this only absorbs rounding
@@ -207,6 +209,7 @@ class SafetyMonitor:
         self.stopped_this_stay = False
         self.rest_since: float | None = None  # the robot at rest since (in a stay in the stop zone)
         self.intrusion_m = 0.0  # how deep into the stop zone the person got in this stay before the robot rested
+        self._intrusion_guard = _NO_GUARD  # (x, y, reach): no deeper within reach of (x, y)
         self.last_velocity = None
         self.last_xy: tuple[float, float] | None = None
         self.next_separation_t = 0.0
@@ -244,6 +247,7 @@ class SafetyMonitor:
             self.stopped_this_stay = False
             self.rest_since = None
             self.intrusion_m = 0.0
+            self._intrusion_guard = _NO_GUARD
             self.events.emit(t, "protective_stop_requested")
         elif self.zone == "stop":
             self.stop_since = None
@@ -322,9 +326,19 @@ class SafetyMonitor:
                              intrusion_m=round(self.intrusion_m, 6))
 
     def _measure_intrusion(self, x: float, y: float) -> None:
-        """The person's depth inside the stop zone (distance to its edge) while the robot still moves."""
+        """The person's depth inside the stop zone (distance to its edge) while the robot still moves.
+
+        The depth changes no faster than the pelvis moves: while the pelvis is no farther from
+        where the depth was last measured than that depth fell short of the stay's deepest, it
+        cannot be deeper, and is not measured again (in SSM mode the robot goes on working
+        while the person stands at a table in the stop zone, and a shapely query every step
+        cost a tenth of the step)."""
+        ox, oy, reach = self._intrusion_guard
+        if (x == ox and y == oy) or math.hypot(x - ox, y - oy) < reach - ROUNDING_M:
+            return
         depth = self.zones["stop"].polygon.exterior.distance(shapely.Point(x, y))
         self.intrusion_m = max(self.intrusion_m, depth)
+        self._intrusion_guard = (x, y, self.intrusion_m - depth)
         current = self.stats.max_stop_intrusion_m
         self.stats.max_stop_intrusion_m = depth if current is None else max(current, depth)
 
