@@ -100,10 +100,33 @@ def _sigint_as_on_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt_and_resume(tmp_path: Path, sig: int) -> None:
+def _processes() -> list[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of every process."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found.append((int(stat.parent.name), int(fields[1]), int(fields[3])))
+    return found
+
+
+def _grandchildren(pid: int) -> list[int]:
+    """The batch's workers: the children of its children (the forkserver's)."""
+    table = _processes()
+    children = {p for p, parent, _ in table if parent == pid}
+    return [p for p, parent, _ in table if parent in children]
+
+
+def _session_processes(session: int) -> list[int]:
+    return [p for p, _, sid in _processes() if sid == session]
+
+
+def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False) -> None:
     out = tmp_path / "b"
     # runs of ~1 s each: after the second one finishes, six more leave seconds for the signal
-    cmd = HRI + ["batch", "coexistence", "--runs", "4", "--duration", "40", "--workers", "1",
+    cmd = HRI + ["batch", "coexistence", "--runs", "4", "--duration", "40", "--workers", "1" if not worker else "2",
                  "--set", "robot.reduced_velocity=0.1,0.25", "--out", str(out)]
     # Ctrl-C as on a terminal: a suite started in the background (`cmd &` in a script) has
     # SIGINT ignored, and an ignored SIGINT stays ignored in every process it starts.
@@ -114,12 +137,23 @@ def _interrupt_and_resume(tmp_path: Path, sig: int) -> None:
         time.sleep(0.1)
     if sig == signal.SIGINT:  # Ctrl-C on a terminal: the whole process group gets it
         os.killpg(proc.pid, sig)
+    elif worker:  # a worker killed from outside (the kernel, out of memory)
+        os.kill(_grandchildren(proc.pid)[0], sig)
     else:  # the batch process alone is killed; its workers must not outlive it for long
         os.kill(proc.pid, sig)
     output, _ = proc.communicate(timeout=60)
     if sig == signal.SIGINT:
         assert proc.returncode == 130, output
         assert "interrupted" in output and "resume with hri batch coexistence" in output
+    if worker:  # one line, the other workers stopped, nothing of the batch left running
+        assert proc.returncode == 1 and "Traceback" not in output, output
+        assert re.search(r"\nhri batch: stopped: a worker process ended abruptly \(killed from outside, or out "
+                         r"of memory\); \d+ finished runs kept in .*; resume with hri batch coexistence", output)
+        deadline = time.monotonic() + 10  # the forkserver and resource tracker see the batch gone
+        while _session_processes(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:120] for p in _session_processes(proc.pid)}
+        assert not left
     done_before = len(_run_dirs(out))
     assert 2 <= done_before < 8, output
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
@@ -137,6 +171,10 @@ def test_resume_after_sigint(tmp_path: Path) -> None:
 
 def test_resume_after_sigkill(tmp_path: Path) -> None:
     _interrupt_and_resume(tmp_path, signal.SIGKILL)
+
+
+def test_a_worker_killed_stops_the_batch_in_one_line_and_it_resumes(tmp_path: Path) -> None:
+    _interrupt_and_resume(tmp_path, signal.SIGKILL, worker=True)
 
 
 def test_failing_run_is_recorded_and_retried(tmp_path: Path) -> None:

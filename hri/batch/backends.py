@@ -4,7 +4,8 @@ how their progress is shown.
 Both backends run the same function, :func:`hri.batch.batch.execute_run`, on the same task
 dictionaries, so a batch gives the same statistics on either (the seeds are in the tasks).
 A backend takes the tasks and yields each run's result as it finishes; on
-``KeyboardInterrupt`` it stops its workers before re-raising.
+``KeyboardInterrupt`` it stops its workers before re-raising, and a worker process that ends
+abruptly (killed from outside, out of memory) stops the others and raises :class:`WorkerLost`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
 from hri.base.errors import HriError
@@ -25,6 +27,11 @@ from hri.base.files import is_alive
 RAY_MISSING = "--backend ray: Ray is not installed (pip install '.[cluster]')"
 Task = Callable[[dict[str, Any]], dict[str, Any]]  # a picklable module-level function
 IN_LOCAL_WORKER = False  # set by _worker_init: a run stopped there ends the process (hri.batch.batch)
+
+
+class WorkerLost(HriError):
+    """A worker process ended in the middle of the batch without finishing its run (killed
+    from outside, e.g. by the kernel out of memory); the other workers are stopped."""
 
 
 def _worker_init(parent_pid: int) -> None:
@@ -93,6 +100,9 @@ def run_local(execute_run: Task, tasks: list[dict[str, Any]], workers: int) -> I
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 yield future.result()
+    except BrokenProcessPool:
+        _stop_local(executor, pending)
+        raise WorkerLost("a worker process ended abruptly (killed from outside, or out of memory)") from None
     except BaseException:
         _stop_local(executor, pending)
         raise

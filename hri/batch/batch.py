@@ -313,7 +313,8 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
               sets: list[str] | None = None, workers: int | None = None, backend: str = "local",
               address: str | None = None, resume_hint: str = "the same command",
               say: Callable[[str], None] = print) -> int:
-    """Run (or resume) a batch; return the exit code (0 all ok, 1 some failed, 130 interrupted)."""
+    """Run (or resume) a batch; return the exit code (0 all ok, 1 some failed or a worker
+    lost, 130 interrupted)."""
     from hri.base.mqueue import cleanup_stale
     from hri.scenario.load import load_scenario
 
@@ -353,13 +354,14 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
     try:
         for result in results:
             progress.update(result)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, backends.WorkerLost) as stop:
         results.close()
         progress.close()
         build_results(out)
         kept = len(finished) + progress.done - progress.failed
-        say(f"hri batch: interrupted; {kept} finished runs kept in {out}; resume with {resume_hint}")
-        return 130
+        why = "interrupted" if isinstance(stop, KeyboardInterrupt) else f"stopped: {stop}"
+        say(f"hri batch: {why}; {kept} finished runs kept in {out}; resume with {resume_hint}")
+        return 130 if isinstance(stop, KeyboardInterrupt) else 1
     progress.close()
     remove_dead_tmp(runs_dir)
     path = build_results(out)

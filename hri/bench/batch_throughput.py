@@ -11,33 +11,21 @@ pay it alone.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from hri.batch.backends import start_worker_server
-from hri.bench.common import BenchSettings, Say, summary
-from hri.base.errors import HriError
+from hri.bench.common import BenchSettings, Say, quiet_batch, summary
 
 
 def measure_once(scenario: str, runs: int, duration_s: float, workers: int, seed: int, out: Path,
                  sets: tuple[str, ...] = ()) -> float:
     """Simulated hours per wall hour of one batch."""
-    from hri.batch.batch import run_batch
-
-    chatter = io.StringIO()  # the batch's progress lines would spoil --json on stdout
     start = time.perf_counter()
-    with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
-        code = run_batch(scenario, runs, duration_s, out, seed=seed, sets=list(sets), workers=workers,
-                         say=lambda _: None)
+    quiet_batch("batch", scenario, runs, duration_s, out, seed=seed, sets=list(sets), workers=workers)
     wall = time.perf_counter() - start
-    if code == 130:  # run_batch caught the Ctrl-C and stopped its workers: stop the bench too
-        raise KeyboardInterrupt
-    if code != 0:
-        raise HriError(f"bench: the batch of {scenario} failed (exit {code}): {chatter.getvalue().strip()[-400:]}")
     return runs * duration_s / wall
 
 

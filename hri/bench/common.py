@@ -8,10 +8,13 @@ measure, people and the issue tracker judge.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from hri.bench.registry import DEFAULT_SCENARIOS
@@ -76,6 +79,23 @@ def load(name: str, sets: Sequence[str] = ()) -> "Scenario":
     from hri.scenario.load import load_scenario
 
     return load_scenario(name, list(sets))
+
+
+def quiet_batch(what: str, scenario: str, runs: int, duration_s: float, out: Path, **options: Any) -> None:
+    """:func:`hri.batch.batch.run_batch` with its progress kept off the terminal (it would
+    spoil ``--json`` on stdout). A Ctrl-C it caught (its workers stopped) stops the bench too;
+    a failure is one line: ``bench: the WHAT of SCENARIO failed (exit N):`` and the batch's
+    last words."""
+    from hri.batch.batch import run_batch
+
+    chatter = io.StringIO()
+    with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+        code = run_batch(scenario, runs, duration_s, out, say=print, **options)
+    if code == 130:
+        raise KeyboardInterrupt
+    if code != 0:
+        said = chatter.getvalue().strip().splitlines() or ["no message"]
+        raise HriError(f"bench: the {what} of {scenario} failed (exit {code}): {said[-1].strip()}")
 
 
 def _cpu_jiffies() -> tuple[int, int] | None:

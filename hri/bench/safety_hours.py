@@ -11,15 +11,13 @@ the wall time. Only on request: 100 simulated hours take about two wall hours on
 from __future__ import annotations
 
 import contextlib
-import io
 import math
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from hri.bench.common import BenchSettings, Say
-from hri.base.errors import HriError
+from hri.bench.common import BenchSettings, Say, quiet_batch
 from hri.base.files import output_folder
 
 
@@ -27,16 +25,8 @@ def _batch(scenario: str, runs: int, settings: BenchSettings, out: Path) -> list
     """The runs' statistics of one batch."""
     import pyarrow.parquet as pq
 
-    from hri.batch.batch import run_batch
-
-    chatter = io.StringIO()
-    with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
-        code = run_batch(scenario, runs, settings.safety_run_s, out, seed=settings.seed, sets=list(settings.sets),
-                         workers=settings.all_workers, say=lambda _: None)
-    if code == 130:
-        raise KeyboardInterrupt
-    if code != 0:
-        raise HriError(f"bench: the safety batch of {scenario} failed (exit {code}): {chatter.getvalue().strip()[-400:]}")
+    quiet_batch("safety batch", scenario, runs, settings.safety_run_s, out, seed=settings.seed,
+                sets=list(settings.sets), workers=settings.all_workers)
     return pq.read_table(out / "results.parquet").to_pylist()
 
 
