@@ -109,3 +109,25 @@ def test_coexistence_half_hour_is_safe_fast_and_reproducible():
     for key in WALL_CLOCK_KEYS:
         stats.pop(key), second.pop(key)
     assert stats == second
+
+
+@pytest.mark.parametrize("argv, scenario, port", [
+    (["run", "--groot2", "coexistence"], "coexistence", 1667),
+    (["run", "coexistence", "--groot2"], "coexistence", 1667),
+    (["run", "--groot2", "2000", "coexistence"], "coexistence", 2000),
+    (["run", "coexistence", "--groot2", "--duration", "5"], "coexistence", 1667),
+    (["run", "coexistence"], "coexistence", None),
+])
+def test_groot2_port_is_optional_before_the_scenario(argv, scenario, port):
+    """``--groot2`` without a port may come first: the scenario after it is not read as the port."""
+    from hri.cli.main import _build_parser, _port_given
+
+    args = _build_parser().parse_args(_port_given(argv))
+    assert (args.scenario, args.groot2) == (scenario, port)
+
+
+def test_replay_groot2_port_is_optional_before_the_run_dir():
+    from hri.cli.main import _build_parser, _port_given
+
+    args = _build_parser().parse_args(_port_given(["replay", "--groot2", "runs/a"]))
+    assert (str(args.run_dir), args.groot2) == ("runs/a", 1667)

@@ -331,8 +331,21 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port_given(argv: list[str]) -> list[str]:
+    """``--groot2`` takes an optional PORT, and argparse gives it the next word whatever it
+    is: ``hri run --groot2 coexistence`` would read the scenario as the port. A word after
+    ``--groot2`` that is not a number is not its port: the default port goes in between."""
+    given: list[str] = []
+    for k, word in enumerate(argv):
+        given.append(word)
+        after = argv[k + 1] if k + 1 < len(argv) else None
+        if word == "--groot2" and after is not None and not after.startswith("-") and not after.isdigit():
+            given.append(str(DEFAULT_GROOT2_PORT))
+    return given
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _build_parser().parse_args(argv)
+    args = _build_parser().parse_args(_port_given(sys.argv[1:] if argv is None else argv))
     from hri.base.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()  # keeps stdout clean for --json
