@@ -130,14 +130,20 @@ def hri_side():
     publisher.close()
 
 
-@pytest.fixture
-def btcpp_side():
+def btcpp_publisher(xml: str, port: int):
+    """(tree, publisher): behaviortreepy's tree of ``xml`` served by its ``Groot2Publisher`` on
+    ``port`` and ``port + 1``; the test is skipped without behaviortreepy or its Groot2."""
     bt = pytest.importorskip("behaviortreepy")
     if not bt.GROOT2_AVAILABLE:
         pytest.skip("behaviortreepy built without Groot2")
-    tree = bt.BehaviorTreeFactory().create_tree_from_text(SUBTREES)
+    tree = bt.BehaviorTreeFactory().create_tree_from_text(xml)
+    return tree, bt.Groot2Publisher(tree, port)
+
+
+@pytest.fixture
+def btcpp_side():
     port = free_port_pair()
-    publisher = bt.Groot2Publisher(tree, port)
+    tree, publisher = btcpp_publisher(SUBTREES, port)
     tree.tick_once()
     client = Client(port)
     yield client

@@ -26,7 +26,7 @@ from hri.run.replay import Replay, read_recorded_tree, read_run, recorded_scopes
 from hri.run.sim import run_scenario
 from hri.scenario.load import load_scenario
 from test_btlog import SUBTREES, builtin_registry, load
-from test_groot2_publisher import Client, freed
+from test_groot2_publisher import Client, btcpp_publisher, freed
 from test_groot2_run import _free_quad
 
 CODES = {"IDLE": 0, "RUNNING": 1, "SUCCESS": 2, "FAILURE": 3, "SKIPPED": 4}
@@ -194,12 +194,9 @@ def test_a_btcpp_btlog_replayed_to_its_end_answers_as_btcpps_publisher_did_live(
     and BehaviorTree.CPP answers ``null`` for each known scope of a tree without entries (not
     ``null`` for the whole request, which is its answer when no scope asked for exists). The
     packaged 4.8.2 leaves out the ``ROOT`` that 4.10 adds beside a subtree's scope."""
-    bt = pytest.importorskip("behaviortreepy")
-    if not bt.GROOT2_AVAILABLE:
-        pytest.skip("behaviortreepy built without Groot2")
-    tree = bt.BehaviorTreeFactory().create_tree_from_text(NO_ENTRIES)
     base = _free_quad()
-    live = bt.Groot2Publisher(tree, base)
+    tree, live = btcpp_publisher(NO_ENTRIES, base)
+    bt = pytest.importorskip("behaviortreepy")
     path = str(tmp_path / "person.btlog")
     logger = bt.FileLogger(tree, path)
     tree.tick_once()
