@@ -48,13 +48,13 @@ already is. The zone is followed every step the pelvis moved (:class:`ZoneTracke
 mostly one comparison).
 
 SSM (``safety.mode: ssm``). The zones' speed limits are not checked; instead, on every step
-on which the robot moves, the separation against S_p at the robot's measured speed
-(:meth:`SafetyMonitor._check_ssm`). The monitor is also the SSM controller's sensor: the
-controller caps the speed from :meth:`SafetyMonitor.separation_bound`, the last query less
-what the gap can have closed since, and the monitor takes a query after a step when that
-bound grew stale for the controller (:meth:`SafetyMonitor._controller_due`) or leaves the
-margin too small to be judged without one, posing the person's body for it itself (the body
-has no collisions: when it is posed does not change the physics).
+on which the robot moves, the separation against S_p at the robot's measured speed, and the
+monitor is the SSM controller's sensor: the controller caps the speed from
+:meth:`SafetyMonitor.separation_bound`, the last query less what the gap can have closed since,
+and a query is taken after a step when that bound grew stale for the controller or leaves the
+margin too small to be judged without one, posing the person's body for it
+(:meth:`SafetyMonitor.measure_posed`; the body has no collisions: when it is posed does not
+change the physics). Both are :class:`~hri.run.ssm_watch.SsmWatch`'s.
 
 Contacts. With a :class:`~hri.run.pfl_contacts.PflSetup`, every step's newest separation goes
 to power and force limiting (:mod:`hri.run.pfl_contacts`), which judges the steps below its
@@ -75,6 +75,7 @@ from hri.actor.lookahead import TOP_SPEED_M_S
 from hri.base.errors import SafetyViolation
 from hri.base.geometry import Area
 from hri.run.pfl_contacts import PflMonitor, PflSetup
+from hri.run.ssm_watch import SsmWatch
 from hri.run.stats import EventLog, RunStats, speed_band
 
 if TYPE_CHECKING:
@@ -91,20 +92,6 @@ BOUND_SLACK_M = 1e-6  # the closest-pair query's cutoff beyond the bound, agains
 ROUNDING_M = 1e-12  # more than a distance of metres can be off by in rounding
 _NO_GUARD = (math.nan, math.nan, -math.inf)  # _measure_intrusion: nothing measured in this stay
 SPEED_BOUND_SLACK = 1e-6  # relative: a joint speeds' bound this close to the fastest speed so far does not decide
-#: SSM: a separation this much below S_p is not a violation; PyBullet's closest-point distance
-#: is exact to far less (its collision margin is 0 for our shapes), so this only absorbs rounding
-SSM_TOLERANCE_M = 1e-4
-#: SSM: a margin (separation - S_p) below this is measured, not bounded (ssm_margin_min_m exact)
-SSM_EXACT_MARGIN_M = 0.02
-#: SSM: while the controller caps the speed, the separation it uses is queried when its bound
-#: has fallen this far below the last query (what the cap may lose to a stale bound: a tenth of
-#: the speed at most, where S_p grows by 3 to 4 m from rest to full speed; the person needs a
-#: posing for it, the costliest part of SSM)
-SSM_STALE_M = 0.3
-#: SSM: ... and on a step on which the body was posed anyway (no posing to pay), when the last
-#: query is this old, so that a person walking away frees the robot soon
-SSM_REFRESH_S = 0.05
-
 
 @dataclass(frozen=True)
 class SafetyLimits:
@@ -191,7 +178,6 @@ class SafetyMonitor:
                  pfl: PflSetup | None = None):
         self.client = client
         self.ssm = ssm  # SSM mode: the separation is measured and checked against S_p every step
-        self._ssm_stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
         self.person_speed = person_speed  # the person's bound now (ActorPlugin.speed_bound), else the top speed
         self.strict = strict
         self.zones = zones
@@ -220,7 +206,7 @@ class SafetyMonitor:
         self._speed = 0.0
         self._joint_figures = (0.0, 0.0)
         self.last_separation = math.inf
-        self._posed = False
+        self.posed = False
         self.measured_t = -math.inf  # when the last query was taken
         self._bound_origin = 0.0  # the separation is at least last_separation - closing (t - this)
         self.pose_person: Callable[[], None] | None = None  # SSM: poses the body for a query after a step
@@ -229,6 +215,7 @@ class SafetyMonitor:
         self.now = 0.0
         # read now: at the end of a --gui run whose window was closed PyBullet cannot be asked
         self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
+        self._ssm_watch = None if ssm is None else SsmWatch(self, ssm)
         self.pfl = None if pfl is None else PflMonitor(client, person_body, robot.body_id, pfl, self.link_names,
                                                       self.closing_speed * dt, stats, events)
 
@@ -263,7 +250,7 @@ class SafetyMonitor:
     def robot_speeds(self) -> tuple[float, float]:
         """The robot's measured joint speed fraction and fastest point speed (m/s) after this
         step (measured once per step, whoever asks)."""
-        fraction, _bound = self._joint_speeds()
+        fraction, _bound = self.joint_speeds()
         if self._speed_at != self.steps:
             self._speed_at = self.steps
             self._speed = self.robot.fastest_point_speed()
@@ -272,9 +259,9 @@ class SafetyMonitor:
 
     def joint_fraction(self) -> float:
         """The largest joint speed fraction measured after the last step."""
-        return self._joint_speeds()[0]
+        return self.joint_speeds()[0]
 
-    def _joint_speeds(self) -> tuple[float, float]:
+    def joint_speeds(self) -> tuple[float, float]:
         """The joint speed fraction and a bound of any point's speed, once per step."""
         if self._joints_at != self.steps:
             self._joints_at = self.steps
@@ -287,7 +274,7 @@ class SafetyMonitor:
         already shows it, a violation's report, and every ``SPEED_EVERY`` steps for
         ``max_robot_speed_m_s`` unless the bound shows that no point moves faster than the
         maximum so far (near the person the robot runs at 10 % or rests: most samples)."""
-        fraction, bound = self._joint_speeds()
+        fraction, bound = self.joint_speeds()
         if self.steps % SPEED_EVERY == 0:
             self._sample_speed()
         lim = self.limits
@@ -297,18 +284,18 @@ class SafetyMonitor:
                 self._follow_rest(t, at_rest)
             if t - self.stop_since > lim.stopping_time_s and not at_rest:
                 speed = self.robot_speeds()[1]
-                self._violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s in the stop zone")
+                self.violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s in the stop zone")
                 return
         if self.guarded_since is not None and t - self.guarded_since > lim.reaction_time_s:
             allowed = lim.reduced_velocity * (1.0 + lim.speed_tolerance)
             if fraction > allowed:
-                self._violation(t, zone, self.robot_speeds()[1], fraction,
+                self.violation(t, zone, self.robot_speeds()[1], fraction,
                                 f"joint speed at {fraction:.3f} of the limit, allowed {lim.reduced_velocity:.3f}")
 
     def _sample_speed(self) -> None:
         """The ``max_robot_speed_m_s`` sample: the fastest point's speed, unless the joint
         speeds' bound shows that no point moves faster than the maximum so far."""
-        if self._joint_speeds()[1] * (1.0 + SPEED_BOUND_SLACK) >= self.stats.max_robot_speed_m_s:
+        if self.joint_speeds()[1] * (1.0 + SPEED_BOUND_SLACK) >= self.stats.max_robot_speed_m_s:
             self.robot_speeds()
 
     def _follow_rest(self, t: float, at_rest: bool) -> None:
@@ -342,7 +329,7 @@ class SafetyMonitor:
         current = self.stats.max_stop_intrusion_m
         self.stats.max_stop_intrusion_m = depth if current is None else max(current, depth)
 
-    def _violation(self, t: float, zone: str, speed: float, fraction: float, why: str) -> None:
+    def violation(self, t: float, zone: str, speed: float, fraction: float, why: str) -> None:
         self.stats.safety_violations += 1
         self.events.emit(t, "safety_violation", step=self.steps, zone=zone, speed_m_s=round(speed, 6),
                          speed_fraction=round(fraction, 6), reason=why)
@@ -374,29 +361,8 @@ class SafetyMonitor:
     def separation_due(self, t: float) -> bool:
         """A separation query is due at time ``t`` for the statistics (the schedule above; the
         person must be posed for it). SSM's own queries are decided after the step
-        (:meth:`_serve_controller`, :meth:`_check_ssm`), which poses the body itself."""
+        (:class:`~hri.run.ssm_watch.SsmWatch`), which poses the body itself."""
         return t >= self.next_separation_t - 1e-12
-
-    def _serve_controller(self, t: float) -> None:
-        """A query now when the SSM controller's next step would otherwise use a stale bound."""
-        if self.measured_t != t and self._controller_due(t):
-            self._measure_posed()
-
-    def _controller_due(self, t: float) -> bool:
-        """The SSM controller caps the speed from :meth:`separation_bound`: while the bound is
-        within reach of S_p at full speed, a fresh query is due when the bound has fallen
-        ``SSM_STALE_M`` below the last one, on a step on which the body was posed anyway when
-        the last one is ``SSM_REFRESH_S`` old, and when the controller would otherwise stop on
-        the bound."""
-        bound = self.separation_bound(t)
-        if bound - 2.0 * self.closing_speed * self.dt >= self.ssm.full_m():
-            return False  # the cap is 1 whatever the separation does in a step
-        if self.last_separation - bound >= SSM_STALE_M or self._posed and t - self.measured_t >= SSM_REFRESH_S:
-            return True
-        # the controller stops when S_p at the present speed does not fit its next bound:
-        # measure rather than stop on a bound that only grew stale
-        current = max(self.robot.effective_fraction, self._joint_speeds()[0])
-        return self.separation_bound(t + self.dt) < self.ssm.required_m(current)
 
     def _closest(self):
         """PyBullet's closest point pair of the person and the robot (None beyond the cutoff).
@@ -453,7 +419,7 @@ class SafetyMonitor:
         if distance < -PENETRATION_TOLERANCE_M:
             names = self._closest_names(closest)
             fraction, speed = self.robot_speeds()
-            self._violation(self.now, self.zone, speed, fraction,
+            self.violation(self.now, self.zone, speed, fraction,
                             f"the person's {names[0]} is {-distance:.4f} m inside the robot's {names[1]}")
         if distance < self.stats.min_separation_m:
             self.stats.min_separation_m = distance
@@ -482,7 +448,7 @@ class SafetyMonitor:
         from it), because the body is posed now anyway and would have to be posed for it later."""
         self.now = t
         self.steps += 1
-        self._posed = posed
+        self.posed = posed
         last = self.last_xy
         if last is None or last[0] != x or last[1] != y:
             self._update_zone(t, x, y)
@@ -506,58 +472,17 @@ class SafetyMonitor:
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(x, y)
         if self.ssm is not None:
-            self._joint_speeds()  # every step: the separation bound gains what the robot left unused
+            self.joint_speeds()  # every step: the separation bound gains what the robot left unused
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
         if self.pfl is not None:
             self.pfl.step(t, posed, self.last_separation)
-        if self.ssm is not None:
-            self._serve_controller(t)
-            self._check_ssm(t, zone)
+        if self._ssm_watch is not None:
+            self._ssm_watch.after_step(t, zone)
 
-    def _check_ssm(self, t: float, zone: str) -> None:
-        """SSM's invariants while the robot moves (the joint speeds' bound of its fastest point
-        above rest): outside a protective stop the separation is at least S_p at the robot's
-        speed (less ``SSM_TOLERANCE_M``); in one, the robot is at rest within T_s of the speed
-        it had when the stop began (S_p is what the separation must be when a stop begins:
-        while braking from an accelerating state the joints still speed up for a few steps).
-
-        The separation is :meth:`separation_bound` unless that leaves the margin below
-        ``SSM_EXACT_MARGIN_M`` and below the smallest so far: then it is queried (the person
-        posed for it). So every violation is measured, and ``ssm_margin_min_m`` is exact
-        whenever it is below ``SSM_EXACT_MARGIN_M`` (above, it lies between that and the
-        exact value)."""
-        fraction, bound = self._joint_speeds()
-        if self.robot.safety_cap > 0.0:
-            self._ssm_stop = None
-        elif self._ssm_stop is None:
-            self._ssm_stop = (t, self.ssm.stopping.time(max(fraction, self.robot.velocity_fraction)))
-        if bound <= self.limits.rest_speed_m_s:
-            return
-        if self._ssm_stop is not None:
-            since, allowed = self._ssm_stop
-            if t - since > allowed + self.dt and self.robot_speeds()[1] > self.limits.rest_speed_m_s:
-                self._violation(t, zone, self._speed, fraction,
-                                f"moving at {self._speed:.4f} m/s {t - since:.3f} s into a protective stop")
-            return
-        smallest = self.stats.ssm_margin_min_m
-        separation = self.separation_bound(t)
-        if smallest is not None and fraction <= 1.0 and separation - self.ssm.full_m() >= max(smallest, 0.0):
-            return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
-        required = self.ssm.required_m(fraction)
-        exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
-        if separation - required < exact_below and self.measured_t != t:
-            self._measure_posed()
-            separation = self.last_separation
-        margin = separation - required
-        self.stats.ssm_margin_min_m = margin if smallest is None else min(smallest, margin)
-        if margin < -SSM_TOLERANCE_M and self.robot_speeds()[1] > self.limits.rest_speed_m_s:
-            self._violation(t, zone, self._speed, fraction,
-                            f"separation {separation:.4f} m below S_p {required:.4f} m")
-
-    def _measure_posed(self) -> None:
+    def measure_posed(self) -> None:
         """Query the separation now, posing the person first if this step did not."""
-        if not self._posed and self.pose_person is not None:
+        if not self.posed and self.pose_person is not None:
             self.pose_person()
-            self._posed = True
+            self.posed = True
         self._measure_separation()

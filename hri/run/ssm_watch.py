@@ -1,0 +1,102 @@
+"""SSM's part of the safety monitor (``safety.mode: ssm``): the invariant it checks on every
+physics step, and the separation queries it takes for the SSM controller.
+
+The invariant (ISO/TS 15066:2016, 5.5.4): while the robot moves (the joint speeds' bound of
+its fastest point above rest), outside a protective stop the separation is at least S_p at the
+robot's measured speed, less ``SSM_TOLERANCE_M``; in a protective stop the robot is at rest
+within T_s of the speed it had when the stop began. A step that breaks it is a violation of the
+monitor's (:meth:`SafetyMonitor.violation <hri.run.monitor.SafetyMonitor.violation>`).
+
+The controller's sensor: :class:`~hri.run.ssm_control.SsmController` caps the speed from the
+monitor's :meth:`~hri.run.monitor.SafetyMonitor.separation_bound`, the last query less what
+the gap can have closed since. While that bound is within reach of S_p at full speed, a fresh
+query is taken after a step when the bound has fallen ``SSM_STALE_M`` below the last query, on
+a step on which the body was posed anyway when the last query is ``SSM_REFRESH_S`` old, and
+when the controller would otherwise stop on the bound alone. The monitor poses the person's
+body for it when the step did not (the body has no collisions: when it is posed does not
+change the physics).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hri.run.monitor import SafetyMonitor
+    from hri.run.ssm_control import SsmTerms
+
+#: a separation this much below S_p is not a violation; PyBullet's closest-point distance is
+#: exact to far less (its collision margin is 0 for our shapes), so this only absorbs rounding
+SSM_TOLERANCE_M = 1e-4
+#: a margin (separation - S_p) below this is measured, not bounded (ssm_margin_min_m exact)
+SSM_EXACT_MARGIN_M = 0.02
+#: while the controller caps the speed, the separation it uses is queried when its bound has
+#: fallen this far below the last query (what the cap may lose to a stale bound: a tenth of
+#: the speed at most, where S_p grows by 3 to 4 m from rest to full speed; the person needs a
+#: posing for it, the costliest part of SSM)
+SSM_STALE_M = 0.3
+#: ... and on a step on which the body was posed anyway (no posing to pay), when the last
+#: query is this old, so that a person walking away frees the robot soon
+SSM_REFRESH_S = 0.05
+
+
+class SsmWatch:
+    """The SSM invariant and the controller's queries, for one :class:`SafetyMonitor`."""
+
+    def __init__(self, monitor: SafetyMonitor, terms: SsmTerms):
+        self.monitor = monitor
+        self.terms = terms
+        self._stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
+
+    def after_step(self, t: float, zone: str) -> None:
+        """The controller's query, if one is due, then the invariant."""
+        if self.monitor.measured_t != t and self._controller_due(t):
+            self.monitor.measure_posed()
+        self._check(t, zone)
+
+    def _controller_due(self, t: float) -> bool:
+        """Whether the controller's next step needs a fresh query (the module's schedule)."""
+        m = self.monitor
+        bound = m.separation_bound(t)
+        if bound - 2.0 * m.closing_speed * m.dt >= self.terms.full_m():
+            return False  # the cap is 1 whatever the separation does in a step
+        if m.last_separation - bound >= SSM_STALE_M or m.posed and t - m.measured_t >= SSM_REFRESH_S:
+            return True
+        # the controller stops when S_p at the present speed does not fit its next bound:
+        # measure rather than stop on a bound that only grew stale
+        current = max(m.robot.effective_fraction, m.joint_speeds()[0])
+        return m.separation_bound(t + m.dt) < self.terms.required_m(current)
+
+    def _check(self, t: float, zone: str) -> None:
+        """The invariant of this step (the module's). The separation is the monitor's bound
+        unless that leaves the margin below ``SSM_EXACT_MARGIN_M`` and below the smallest so
+        far: then it is queried (the person posed for it). So every violation is measured, and
+        ``ssm_margin_min_m`` is exact whenever it is below ``SSM_EXACT_MARGIN_M`` (above, it
+        lies between that and the exact value)."""
+        m = self.monitor
+        fraction, bound = m.joint_speeds()
+        if m.robot.safety_cap > 0.0:
+            self._stop = None
+        elif self._stop is None:
+            self._stop = (t, self.terms.stopping.time(max(fraction, m.robot.velocity_fraction)))
+        rest = m.limits.rest_speed_m_s
+        if bound <= rest:
+            return
+        if self._stop is not None:
+            since, allowed = self._stop
+            if t - since > allowed + m.dt and (speed := m.robot_speeds()[1]) > rest:
+                m.violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s {t - since:.3f} s into a protective stop")
+            return
+        smallest = m.stats.ssm_margin_min_m
+        separation = m.separation_bound(t)
+        if smallest is not None and fraction <= 1.0 and separation - self.terms.full_m() >= max(smallest, 0.0):
+            return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
+        required = self.terms.required_m(fraction)
+        exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
+        if separation - required < exact_below and m.measured_t != t:
+            m.measure_posed()
+            separation = m.last_separation
+        margin = separation - required
+        m.stats.ssm_margin_min_m = margin if smallest is None else min(smallest, margin)
+        if margin < -SSM_TOLERANCE_M and (speed := m.robot_speeds()[1]) > rest:
+            m.violation(t, zone, speed, fraction, f"separation {separation:.4f} m below S_p {required:.4f} m")
