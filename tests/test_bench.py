@@ -254,9 +254,22 @@ def test_safety_hours_run_only_on_request_and_count_violations() -> None:
     assert r["total"]["runs"] == 4 and r["total"]["failed_runs"] == 0
     assert math.isclose(r["total"]["sim_h"], 24 / 3600)
     assert r["total"]["safety_violations"] == 0 and r["total"]["runs_with_violations"] == 0
+    assert r["total"]["ssm_margin_min_m"] is None and r["total"]["pfl_violations"] == 0
     out = io.StringIO()
     print_report(document, Console(file=out, width=220))
-    assert "Safety: " in out.getvalue()
+    assert "Safety: " in out.getvalue() and "min SSM margin" not in out.getvalue()
+
+
+def test_safety_hours_in_ssm_mode_report_the_ssm_margin() -> None:
+    settings = BenchSettings(scenarios=("collaboration",), batch_workers=2, safety_hours=2 * 6 / 3600,
+                             safety_run_s=6.0, sets=("safety.mode=ssm",))
+    document = run_benchmarks(settings, ["safety"])
+    total = document["results"]["safety"]["total"]
+    assert total["runs"] == 2 and total["safety_violations"] == 0
+    assert total["ssm_margin_min_m"] is not None and total["ssm_margin_min_m"] >= -1e-4
+    out = io.StringIO()
+    print_report(document, Console(file=out, width=220))
+    assert "min SSM margin" in out.getvalue() and "SSM stops" in out.getvalue()
 
 
 def test_safety_dir_keeps_the_batches_and_resumes(tmp_path) -> None:

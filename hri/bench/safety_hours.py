@@ -33,13 +33,21 @@ def _batch(scenario: str, runs: int, settings: BenchSettings, out: Path) -> list
 def _figures(rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
     failed = sum(1 for r in rows if r.get("status") != "ok")  # a run that could not run at all
     rows = [r for r in rows if r.get("status") == "ok"]
-    separations = [r["min_separation_m"] for r in rows if r.get("min_separation_m") is not None]
     return {"runs": len(rows), "failed_runs": failed, "sim_h": sum(r["sim_time_s"] for r in rows) / 3600.0,
             "safety_violations": int(sum(r["safety_violations"] for r in rows)),
             "runs_with_violations": sum(1 for r in rows if r["safety_violations"]),
             "protective_stops": int(sum(r["protective_stops"] for r in rows)),
-            "min_separation_m": min(separations) if separations else None,
+            "ssm_stops": int(sum(r.get("ssm_stops") or 0 for r in rows)),
+            "min_separation_m": _smallest(rows, "min_separation_m"),
+            "ssm_margin_min_m": _smallest(rows, "ssm_margin_min_m"),  # SSM mode; None with the zones
+            "pfl_contacts": int(sum(r.get("pfl_contacts") or 0 for r in rows)),
+            "pfl_violations": int(sum(r.get("pfl_violations") or 0 for r in rows)),
             "incomplete": sum(1 for r in rows if not r["complete"]), "wall_h": wall_s / 3600.0}
+
+
+def _smallest(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return min(values) if values else None
 
 
 @contextlib.contextmanager
