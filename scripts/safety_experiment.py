@@ -11,9 +11,8 @@ zones) and draws productivity against the smallest separation, one point per run
     python scripts/safety_experiment.py --out runs/safety-experiment
     python scripts/safety_experiment.py --out runs/safety-experiment --plot docs/images/safety_experiment.png
 
-The batch sweeps ``safety.mode`` over zones and ssm and ``safety.ssm.person_speed_m_s`` over
-1.6 and measured; the zones configuration with the measured person speed is the zones run again
-(the setting does not apply to the zones) and is left out of the table.
+The batch sweeps ``safety.mode`` and ``safety.ssm.person_speed_m_s`` together: (zones, 1.6),
+(ssm, 1.6) and (ssm, measured); the person's speed does not apply to the zones.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from hri.batch.batch import run_batch
 from hri.batch.report import Batch, RunDir, load, lower_bound, paired, summarize
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
-SWEEP = ["safety.mode=zones,ssm", "safety.ssm.person_speed_m_s=1.6,measured"]
+SWEEP = ["safety.mode,safety.ssm.person_speed_m_s=[zones,1.6],[ssm,1.6],[ssm,measured]"]
 
 
 @dataclass(frozen=True)

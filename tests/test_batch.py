@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hri.batch.batch import build_results, parse_sweep, run_seeds, split_top_level
+from hri.base.errors import HriError
+from hri.batch.batch import build_results, make_configs, parse_sweep, run_seeds, split_top_level
+from hri.scenario.load import load_scenario
 from hri.cli.main import main
 from hri.base.files import plain_file_mode
 from hri.run.stats import WALL_CLOCK_KEYS
@@ -43,6 +45,35 @@ def test_split_and_sweep_parsing() -> None:
     assert split_top_level("[[0,0],[2,0],[2,2],[0,2]]") == ["[[0,0],[2,0],[2,2],[0,2]]"]
     assert split_top_level("'a,b',{x: 1, y: 2},\"c,d\"") == ["'a,b'", "{x: 1, y: 2}", '"c,d"']
     assert parse_sweep(["a.b=1,2", "c=[1,2]"]) == {"a.b": ["1", "2"], "c": ["[1,2]"]}
+
+
+def test_keys_swept_together_take_their_values_side_by_side() -> None:
+    """``--set a,b=[1,x],[2,y]``: two configurations (not four), crossed with the other lists."""
+    sweep = parse_sweep(["safety.mode, safety.ssm.person_speed_m_s=[zones, 1.6], [ssm, measured]",
+                         "robot.reduced_velocity=0.1,0.25"])
+    configs = make_configs(sweep)
+    assert [c["overrides"] for c in configs] == [
+        {"safety.mode": "zones", "safety.ssm.person_speed_m_s": 1.6, "robot.reduced_velocity": 0.1},
+        {"safety.mode": "zones", "safety.ssm.person_speed_m_s": 1.6, "robot.reduced_velocity": 0.25},
+        {"safety.mode": "ssm", "safety.ssm.person_speed_m_s": "measured", "robot.reduced_velocity": 0.1},
+        {"safety.mode": "ssm", "safety.ssm.person_speed_m_s": "measured", "robot.reduced_velocity": 0.25}]
+    for config in configs:  # what a run loads is what the overrides say
+        scenario = load_scenario("coexistence", config["assignments"])
+        assert scenario.safety.mode == config["overrides"]["safety.mode"]
+        assert scenario.safety.ssm.person_speed_m_s == config["overrides"]["safety.ssm.person_speed_m_s"]
+        assert scenario.robot.reduced_velocity == config["overrides"]["robot.reduced_velocity"]
+
+
+@pytest.mark.parametrize("sets, message", [
+    (["a,b=[1,2],3"], "--set a,b: each value is a list of 2 values, one per key, e.g. [V1, V2]; got 3"),
+    (["a,b=[1]"], "--set a,b: each value is a list of 2 values, one per key, e.g. [V1, V2]; got [1]"),
+    (["a,=1"], "--set a,=1: empty key"),
+    (["a=1", "b,a=[1,2]"], "--set a: given twice (list all its values in one --set)"),
+])
+def test_keys_swept_together_refuse_values_that_do_not_match_in_one_line(sets, message) -> None:
+    with pytest.raises(HriError) as caught:
+        parse_sweep(sets)
+    assert str(caught.value) == message
 
 
 def test_seeds_are_common_random_numbers() -> None:

@@ -28,7 +28,7 @@ def test_the_experiment_tabulates_three_modes_per_preset(tmp_path: Path, monkeyp
     assert rows[0][6] == "–" and rows[1][6] != "–"  # the SSM margin: SSM modes only
     assert (tmp_path / "plot.png").stat().st_size > 10_000
     stats = sorted((tmp_path / "runs" / "coexistence" / "runs").glob("*/stats.json"))
-    assert len(stats) == 8  # 4 configurations (zones twice) x 2 seeds
+    assert len(stats) == 6  # 3 configurations x 2 seeds
     written = [path.stat().st_mtime_ns for path in stats]
     assert safety_experiment.main(argv) == 0
     assert [path.stat().st_mtime_ns for path in stats] == written

@@ -52,26 +52,51 @@ def split_top_level(text: str) -> list[str]:
 
 
 def parse_sweep(assignments: list[str]) -> dict[str, list[str]]:
-    """``["a.b=1,2", ...]`` -> ``{"a.b": ["1", "2"]}`` (values still YAML text, keys in order)."""
+    """``["a.b=1,2", ...]`` -> ``{"a.b": ["1", "2"]}`` (values still YAML text, keys in order).
+
+    Keys swept together are given as one: ``"a,b=[1,x],[2,y]"`` -> ``{"a,b": ["[1,x]", "[2,y]"]}``,
+    each value a list of one value per key (configurations then take them side by side, not
+    crossed)."""
     sweep: dict[str, list[str]] = {}
+    given: set[str] = set()
     for assignment in assignments:
         if "=" not in assignment:
             raise HriError(f"--set {assignment}: expected KEY=V1,V2,...")
         key, raw = assignment.split("=", 1)
-        key = key.strip()
-        if not key:
+        key = ",".join(part.strip() for part in key.split(","))
+        keys = key.split(",")
+        if not all(keys):
             raise HriError(f"--set {assignment}: empty key")
-        if key in sweep:
-            raise HriError(f"--set {key}: given twice (list all its values in one --set)")
+        for one in keys:
+            if one in given:
+                raise HriError(f"--set {one}: given twice (list all its values in one --set)")
+            given.add(one)
         values = [v.strip() for v in split_top_level(raw)]
         for value in values:
-            load_value(value, f"--set {key}")  # HriError naming the option
+            loaded = load_value(value, f"--set {key}")  # HriError naming the option
+            if len(keys) > 1 and not (isinstance(loaded, list) and len(loaded) == len(keys)):
+                raise HriError(f"--set {key}: each value is a list of {len(keys)} values, one per key, "
+                               f"e.g. [{', '.join('V' + str(k + 1) for k in range(len(keys)))}]; got {value}")
         sweep[key] = values
     return sweep
 
 
 def _yaml(value: str) -> Any:
-    return json.loads(json.dumps(load_value(value, "--set"), default=str))  # JSON-safe (dates -> text)
+    return _json_safe(load_value(value, "--set"))
+
+
+def _json_safe(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))  # dates -> text
+
+
+def _settings(key: str, value: str) -> list[tuple[str, Any, str]]:
+    """(key, value, assignment) of each key of a sweep's ``key`` (keys swept together are one)
+    at one of its values (YAML text)."""
+    keys = key.split(",")
+    if len(keys) == 1:
+        return [(key, _yaml(value), f"{key}={value}")]
+    values = [_json_safe(v) for v in load_value(value, "--set")]
+    return [(k, v, f"{k}={json.dumps(v)}") for k, v in zip(keys, values)]  # JSON is YAML
 
 
 def make_configs(sweep: dict[str, list[str]]) -> list[dict[str, Any]]:
@@ -79,8 +104,9 @@ def make_configs(sweep: dict[str, list[str]]) -> list[dict[str, Any]]:
     keys = list(sweep)
     configs = []
     for i, combo in enumerate(itertools.product(*(sweep[k] for k in keys))):
-        configs.append({"id": f"c{i:03d}", "overrides": {k: _yaml(v) for k, v in zip(keys, combo)},
-                        "assignments": [f"{k}={v}" for k, v in zip(keys, combo)]})
+        settings = [one for k, v in zip(keys, combo) for one in _settings(k, v)]
+        configs.append({"id": f"c{i:03d}", "overrides": {k: v for k, v, _ in settings},
+                        "assignments": [a for _, _, a in settings]})
     return configs
 
 
@@ -240,8 +266,9 @@ def build_results(out: Path | str) -> Path:
 
     out = Path(out)
     try:
-        sweep_keys = list(json.loads((out / "batch.json").read_text(encoding="utf-8")).get("sweep", {}))
-    except (OSError, ValueError):
+        configs = json.loads((out / "batch.json").read_text(encoding="utf-8")).get("configs", [])
+        sweep_keys = list(dict.fromkeys(k for c in configs for k in c["overrides"]))
+    except (OSError, ValueError, TypeError, KeyError):
         sweep_keys = []
     rows: list[dict[str, Any]] = []
     runs_dir = out / RUNS

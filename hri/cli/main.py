@@ -93,7 +93,8 @@ def _build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--address", help="with --backend ray: the Ray cluster to join (default: a local one)")
     batch.add_argument("--seed", type=int, default=0, help="seed the runs' seeds derive from (default 0)")
     batch.add_argument("--set", dest="sweep", action="append", default=[], metavar="KEY=V1,V2,...",
-                       help="sweep a scenario parameter over values (repeatable: cross product)")
+                       help="sweep a scenario parameter over values (repeatable: cross product); keys "
+                            "swept together: KEY1,KEY2=[V1,V2],[W1,W2],... (docs/batch.md)")
     batch.add_argument("--out", type=Path, required=True, help="the batch directory (resumes if it exists)")
 
     plugin_help = "a node module (name or .py path) registering extra nodes (repeatable)"
