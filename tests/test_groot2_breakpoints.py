@@ -63,7 +63,10 @@ def run(out: Path, client: ClientBody | None = None, heartbeat_s: float | None =
             thread.start()
             assert ready.wait(10)
         try:
+            started = time.perf_counter()
             sim.run(DURATION_S)
+            sim.loop_wall_s = time.perf_counter() - started  # type: ignore[attr-defined]
+            sim.paused_wall_s = sim.live.paused_s if sim.live is not None else 0.0  # type: ignore[attr-defined]
         finally:
             write_run(out, sim.stats.as_dict(), sim.events, sim.trajectory, sim.btlogs)
             if thread is not None:
@@ -149,6 +152,9 @@ def test_a_breakpoint_pauses_the_whole_run_and_resuming_ends_it_as_without(tmp_p
     sim = run(tmp_path, inspect_and_resume)
     assert sim.live is None and sim.stats.complete
     assert outputs(tmp_path) == without_groot2
+    # the wall time (and the real-time factor) leave out the time held at the breakpoint
+    assert sim.paused_wall_s >= WATCHED_S
+    assert sim.stats.wall_time_s == pytest.approx(sim.loop_wall_s - sim.paused_wall_s, abs=0.05)
 
 
 def test_a_client_that_vanishes_at_a_breakpoint_holds_the_run_for_the_heartbeat_delay_only(tmp_path, without_groot2):

@@ -435,8 +435,7 @@ class Simulation:
                     break
                 self.step()
                 if self.realtime:  # the wall time paused at breakpoints is not caught up
-                    paused = self.live.paused_s if self.live is not None else 0.0
-                    ahead = self.now() - (time.perf_counter() - wall_start - paused)
+                    ahead = self.now() - (time.perf_counter() - wall_start - self._paused_s())
                     if ahead > 0:
                         time.sleep(ahead)
         except p.error as err:
@@ -446,9 +445,13 @@ class Simulation:
         except BaseException:
             self.stats.complete = False
             raise
-        finally:
-            self._finish_stats(time.perf_counter() - wall_start)
+        finally:  # the wall time held at Groot2 breakpoints is not the simulation's
+            self._finish_stats(time.perf_counter() - wall_start - self._paused_s())
         return self.stats.as_dict()
+
+    def _paused_s(self) -> float:
+        """Wall seconds the run has been held at Groot2 breakpoints."""
+        return self.live.paused_s if self.live is not None else 0.0
 
     def _window_closed(self) -> bool:
         if self.window is not None and (self.window.lost() or not p.isConnected(physicsClientId=self.client)):
