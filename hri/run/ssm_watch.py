@@ -19,11 +19,11 @@ change the physics).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hri.run.monitor import SafetyMonitor
     from hri.run.ssm_control import SsmTerms
+    from hri.run.stats import RunStats
 
 #: a separation this much below S_p is not a violation; PyBullet's closest-point distance is
 #: exact to far less (its collision margin is 0 for our shapes), so this only absorbs rounding
@@ -40,10 +40,29 @@ SSM_STALE_M = 0.3
 SSM_REFRESH_S = 0.05
 
 
-class SsmWatch:
-    """The SSM invariant and the controller's queries, for one :class:`SafetyMonitor`."""
+class Monitor(Protocol):
+    """What :class:`SsmWatch` uses of the safety monitor (:class:`hri.run.monitor.SafetyMonitor`)."""
 
-    def __init__(self, monitor: SafetyMonitor, terms: SsmTerms):
+    robot: Any  # hri.robot.arm.RobotArm
+    limits: Any  # hri.run.monitor.SafetyLimits
+    stats: RunStats
+    dt: float
+    closing_speed: float
+    last_separation: float
+    measured_t: float
+    posed: bool
+
+    def separation_bound(self, t: float) -> float: ...
+    def joint_speeds(self) -> tuple[float, float]: ...
+    def robot_speeds(self) -> tuple[float, float]: ...
+    def measure_posed(self) -> None: ...
+    def violation(self, t: float, zone: str, speed: float, fraction: float, why: str) -> None: ...
+
+
+class SsmWatch:
+    """The SSM invariant and the controller's queries, for one safety monitor."""
+
+    def __init__(self, monitor: Monitor, terms: SsmTerms):
         self.monitor = monitor
         self.terms = terms
         self._stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
