@@ -206,7 +206,7 @@ class SafetyMonitor:
         self._speed = 0.0
         self._joint_figures = (0.0, 0.0)
         self.last_separation = math.inf
-        self.posed = False
+        self.posed = False  # the body is posed where it is now (a query needs no posing first)
         self.measured_t = -math.inf  # when the last query was taken
         self._bound_origin = 0.0  # the separation is at least last_separation - closing (t - this)
         self.pose_person: Callable[[], None] | None = None  # SSM: poses the body for a query after a step
