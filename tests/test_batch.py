@@ -21,6 +21,7 @@ from hri.scenario.load import load_scenario
 from hri.cli.main import main
 from hri.base.files import plain_file_mode
 from hri.run.stats import WALL_CLOCK_KEYS
+from processes import grandchildren, in_session
 
 HRI = [sys.executable, "-m", "hri.cli.main"]
 AREAS_OK = ("{table_left: [[0.5,0.55],[1.0,0.55],[1.0,1.0],[0.5,1.0]], "
@@ -131,29 +132,6 @@ def _sigint_as_on_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _processes() -> list[tuple[int, int, int]]:
-    """(pid, parent pid, session id) of every process."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        found.append((int(stat.parent.name), int(fields[1]), int(fields[3])))
-    return found
-
-
-def _grandchildren(pid: int) -> list[int]:
-    """The batch's workers: the children of its children (the forkserver's)."""
-    table = _processes()
-    children = {p for p, parent, _ in table if parent == pid}
-    return [p for p, parent, _ in table if parent in children]
-
-
-def _session_processes(session: int) -> list[int]:
-    return [p for p, _, sid in _processes() if sid == session]
-
-
 def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False) -> None:
     out = tmp_path / "b"
     # runs of ~1 s each: after the second one finishes, six more leave seconds for the signal
@@ -169,7 +147,7 @@ def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False) -> Non
     if sig == signal.SIGINT:  # Ctrl-C on a terminal: the whole process group gets it
         os.killpg(proc.pid, sig)
     elif worker:  # a worker killed from outside (the kernel, out of memory)
-        os.kill(_grandchildren(proc.pid)[0], sig)
+        os.kill(grandchildren(proc.pid)[0], sig)
     else:  # the batch process alone is killed; its workers must not outlive it for long
         os.kill(proc.pid, sig)
     output, _ = proc.communicate(timeout=60)
@@ -181,9 +159,9 @@ def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False) -> Non
         assert re.search(r"\nhri batch: stopped: a worker process ended abruptly \(killed from outside, or out "
                          r"of memory\); \d+ finished runs kept in .*; resume with hri batch coexistence", output)
         deadline = time.monotonic() + 10  # the forkserver and resource tracker see the batch gone
-        while _session_processes(proc.pid) and time.monotonic() < deadline:
+        while in_session(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
-        left = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:120] for p in _session_processes(proc.pid)}
+        left = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:120] for p in in_session(proc.pid)}
         assert not left
     done_before = len(_run_dirs(out))
     assert 2 <= done_before < 8, output

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pybullet as p
@@ -30,6 +29,7 @@ from hri.base.errors import HriError
 from hri.base.files import is_alive
 from hri.scenario.load import PRESETS, load_scenario
 from hri.run.sim import Simulation
+from processes import grandchildren
 
 TINY = BenchSettings(scenarios=("coexistence",), duration_s=0.5, repeat=2, messages=300, batch_runs=2,
                      batch_workers=2, memory_duration_s=3.0)
@@ -295,18 +295,6 @@ def test_set_reaches_every_run_of_the_safety_benchmark(tmp_path) -> None:
     assert json.loads(stats.read_text())["ssm_margin_min_m"] is not None
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
 def test_a_killed_memory_benchmark_takes_its_run_with_it() -> None:
     """The memory run's child process (from the forkserver, a grandchild) ends when the
     benchmark is killed, instead of simulating its hours on to the end for nobody."""
@@ -317,7 +305,7 @@ def test_a_killed_memory_benchmark_takes_its_run_with_it() -> None:
     runs: list[int] = []
     try:
         deadline = time.monotonic() + 60
-        while not (runs := [g for c in _children(bench.pid) for g in _children(c)]):
+        while not (runs := grandchildren(bench.pid)):
             assert time.monotonic() < deadline and bench.poll() is None, "the memory run never started"
             time.sleep(0.1)
         time.sleep(3.0)  # the run is building its world, or simulating

@@ -15,6 +15,7 @@ import pytest
 from hri.base.mqueue import queue_exists, runtime_dir
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
+from processes import children as child_processes
 
 HRI = [sys.executable, "-m", "hri.cli.main"]
 WALL = ("wall_time_s", "real_time_factor")
@@ -45,19 +46,6 @@ def test_split_processes_give_the_same_run(tmp_path, name, seed, duration):
     assert "person_action_finished" in events and "robot_move_finished" in events
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return sorted(found)
-
-
 def _run_queue_names(pid: int) -> list[str]:
     names = []
     for record in runtime_dir().glob(f"hri-{pid}-*.json"):
@@ -72,7 +60,7 @@ def _start_split_run(tmp_path: Path, env: dict | None = None) -> tuple[subproces
                             text=True, env={**os.environ, **(env or {})})
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        children, queues = _children(proc.pid), _run_queue_names(proc.pid)
+        children, queues = child_processes(proc.pid), _run_queue_names(proc.pid)
         if len(children) == 2 and len(queues) == 6:
             time.sleep(1.0)  # ticking by now
             return proc, children, queues

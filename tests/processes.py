@@ -1,0 +1,33 @@
+"""The machine's processes as ``/proc`` shows them: what a command under test started, and
+what it left running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def processes() -> list[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of every process."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended while we looked
+        found.append((int(stat.parent.name), int(fields[1]), int(fields[3])))
+    return found
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``, in pid order."""
+    return sorted(p for p, parent, _ in processes() if parent == pid)
+
+
+def grandchildren(pid: int) -> list[int]:
+    """The children of ``pid``'s children (a pool's workers, under its forkserver)."""
+    return [g for c in children(pid) for g in children(c)]
+
+
+def in_session(session: int) -> list[int]:
+    """The processes of the session ``session`` (a command started with ``start_new_session``)."""
+    return [p for p, _, sid in processes() if sid == session]
