@@ -9,13 +9,16 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures.process import _ExecutorManagerThread
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hri.base.errors import HriError
+from hri.batch import backends
 from hri.batch.batch import build_results, make_configs, parse_sweep, run_seeds, split_top_level
 from hri.scenario.load import load_scenario
 from hri.cli.main import main
@@ -184,6 +187,15 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
 
 def test_a_worker_killed_stops_the_batch_in_one_line_and_it_resumes(tmp_path: Path) -> None:
     _interrupt_and_resume(tmp_path, signal.SIGKILL, worker=True)
+
+
+def test_a_lost_worker_leaves_no_pool_thread_to_race_the_exit() -> None:
+    # concurrent.futures' exit hook writes to the pool thread's wake-up pipe; a thread still
+    # closing that pipe at exit makes it print a traceback after the one-line message.
+    before = set(threading.enumerate())
+    with pytest.raises(backends.WorkerLost):
+        list(backends.run_local(os._exit, [3, 3], workers=2))
+    assert not [t for t in set(threading.enumerate()) - before if isinstance(t, _ExecutorManagerThread)]
 
 
 def test_failing_run_is_recorded_and_retried(tmp_path: Path) -> None:

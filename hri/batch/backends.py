@@ -125,7 +125,13 @@ def _stop_local(executor: ProcessPoolExecutor, pending: set[Future]) -> None:
         if process.is_alive():
             process.kill()
             process.join(timeout=5)
+    manager = getattr(executor, "_executor_manager_thread", None)
     executor.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        # The pool's manager thread closes its wake-up pipe as it ends; if it is still ending when
+        # the interpreter exits, concurrent.futures' exit hook writes to the closed pipe and prints
+        # a traceback (a race in CPython). With the workers gone it ends at once.
+        manager.join(timeout=10)
 
 
 def run_ray(execute_run: Task, tasks: list[dict[str, Any]], workers: int,
