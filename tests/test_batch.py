@@ -135,11 +135,25 @@ def _sigint_as_on_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False) -> None:
+def _ray_worker(session: int) -> int:
+    """A Ray worker process of the session running a run (Ray names it after the task)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for pid in in_session(session):
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::execute_run"):
+                    return pid
+            except OSError:
+                continue
+        time.sleep(0.05)
+    raise RuntimeError("no Ray worker running a run")
+
+
+def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False, backend: str = "local") -> None:
     out = tmp_path / "b"
     # runs of ~1 s each: after the second one finishes, six more leave seconds for the signal
     cmd = HRI + ["batch", "coexistence", "--runs", "4", "--duration", "40", "--workers", "1" if not worker else "2",
-                 "--set", "robot.reduced_velocity=0.1,0.25", "--out", str(out)]
+                 "--set", "robot.reduced_velocity=0.1,0.25", "--backend", backend, "--out", str(out)]
     # Ctrl-C as on a terminal: a suite started in the background (`cmd &` in a script) has
     # SIGINT ignored, and an ignored SIGINT stays ignored in every process it starts.
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -150,7 +164,7 @@ def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False) -> Non
     if sig == signal.SIGINT:  # Ctrl-C on a terminal: the whole process group gets it
         os.killpg(proc.pid, sig)
     elif worker:  # a worker killed from outside (the kernel, out of memory)
-        os.kill(grandchildren(proc.pid)[0], sig)
+        os.kill(_ray_worker(proc.pid) if backend == "ray" else grandchildren(proc.pid)[0], sig)
     else:  # the batch process alone is killed; its workers must not outlive it for long
         os.kill(proc.pid, sig)
     output, _ = proc.communicate(timeout=60)
@@ -160,7 +174,8 @@ def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False) -> Non
     if worker:  # one line, the other workers stopped, nothing of the batch left running
         assert proc.returncode == 1 and "Traceback" not in output, output
         assert re.search(r"\nhri batch: stopped: a worker process ended abruptly \(killed from outside, or out "
-                         r"of memory\); \d+ finished runs kept in .*; resume with hri batch coexistence", output)
+                         r"of memory\); \d+ finished runs kept in .*; resume with hri batch coexistence .*"
+                         + ("--backend ray" if backend == "ray" else r"--out [^ ]+$"), output, re.M)
         deadline = time.monotonic() + 10  # the forkserver and resource tracker see the batch gone
         while in_session(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -196,6 +211,12 @@ def test_a_lost_worker_leaves_no_pool_thread_to_race_the_exit() -> None:
     with pytest.raises(backends.WorkerLost):
         list(backends.run_local(os._exit, [3, 3], workers=2))
     assert not [t for t in set(threading.enumerate()) - before if isinstance(t, _ExecutorManagerThread)]
+
+
+@pytest.mark.ray
+def test_a_ray_worker_killed_stops_the_batch_in_one_line_and_it_resumes(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    _interrupt_and_resume(tmp_path, signal.SIGKILL, worker=True, backend="ray")
 
 
 def test_failing_run_is_recorded_and_retried(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ Both backends run the same function, :func:`hri.batch.batch.execute_run`, on the
 dictionaries, so a batch gives the same statistics on either (the seeds are in the tasks).
 A backend takes the tasks and yields each run's result as it finishes; on
 ``KeyboardInterrupt`` it stops its workers before re-raising, and a worker process that ends
-abruptly (killed from outside, out of memory) stops the others and raises :class:`WorkerLost`.
+abruptly (killed from outside, out of memory) stops the others and raises :class:`WorkerLost`,
+on either backend.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from hri.base.errors import HriError
 from hri.base.files import is_alive
 
 RAY_MISSING = "--backend ray: Ray is not installed (pip install '.[cluster]')"
+WORKER_LOST = "a worker process ended abruptly (killed from outside, or out of memory)"
 Task = Callable[[dict[str, Any]], dict[str, Any]]  # a picklable module-level function
 IN_LOCAL_WORKER = False  # set by _worker_init: a run stopped there ends the process (hri.batch.batch)
 
@@ -102,7 +104,7 @@ def run_local(execute_run: Task, tasks: list[dict[str, Any]], workers: int) -> I
                 yield future.result()
     except BrokenProcessPool:
         _stop_local(executor, pending)
-        raise WorkerLost("a worker process ended abruptly (killed from outside, or out of memory)") from None
+        raise WorkerLost(WORKER_LOST) from None
     except BaseException:
         _stop_local(executor, pending)
         raise
@@ -155,21 +157,32 @@ def run_ray(execute_run: Task, tasks: list[dict[str, Any]], workers: int,
                      log_to_driver=False)
     remote = ray.remote(num_cpus=1, max_retries=0)(execute_run)
     pending = [remote.remote(task) for task in tasks]
+    # what Ray raises for a task whose worker process (or node) ended under it
+    lost = (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError,
+            ray.exceptions.NodeDiedError, ray.exceptions.LocalRayletDiedError)
     try:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
                 yield ray.get(ref)
+    except lost:
+        _cancel_ray(ray, pending)
+        raise WorkerLost(WORKER_LOST) from None
     except BaseException:
-        for ref in pending:
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - best effort while stopping
-                pass
+        _cancel_ray(ray, pending)
         raise
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _cancel_ray(ray: Any, pending: list) -> None:
+    """Cancel the Ray tasks not yet finished (best effort while stopping)."""
+    for ref in pending:
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:  # noqa: BLE001 - best effort while stopping
+            pass
 
 
 class Progress:

@@ -277,6 +277,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         raise HriError("--address: only with --backend ray")
     command = ["hri", "batch", args.scenario, "--runs", str(args.runs), "--duration", f"{args.duration:g}",
                "--seed", str(args.seed)] + [a for s in args.sweep for a in ("--set", s)] + ["--out", str(args.out)]
+    if args.backend == "ray":  # where the runs go; the worker count is the resumer's choice
+        command += ["--backend", "ray"] + (["--address", args.address] if args.address else [])
     return run_batch(args.scenario, args.runs, args.duration, args.out, seed=args.seed, sets=args.sweep,
                      workers=args.workers, backend=args.backend, address=args.address,
                      resume_hint=shlex.join(command))
