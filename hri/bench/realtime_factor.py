@@ -13,7 +13,10 @@ keeps.
 
 A fourth run per repeat is the full simulation again with ``safety.mode=ssm`` (speed and
 separation monitoring instead of the zones, ``docs/safety.md``): ``ssm_ratio`` is its real-time
-factor over the full run's, paired per repeat.
+factor over the full run's, paired per repeat. The pair runs back to back, the SSM run first in
+every other repeat: the machine's speed drifts by several per cent within seconds (a shared
+host), and a pair split by the bare worlds, or always in the same order, would carry that drift
+into the ratio.
 """
 
 from __future__ import annotations
@@ -62,10 +65,11 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
     full, bare, moving, with_ssm = [], [], [], []
     for k in range(settings.repeat):
         say(f"realtime: {name} {k + 1}/{settings.repeat}")
-        full.append(run_full(scenario, settings.duration_s, settings.seed))
+        pair = [(full, scenario), (with_ssm, ssm)]
+        for runs, which in pair if k % 2 == 0 else reversed(pair):
+            runs.append(run_full(which, settings.duration_s, settings.seed))
         bare.append(run_bare(scenario, full[-1]["steps"], settings.seed))
         moving.append(run_bare(scenario, full[-1]["steps"], settings.seed, commands))
-        with_ssm.append(run_full(ssm, settings.duration_s, settings.seed))
     full_rtf = statistics.median(f["rtf"] for f in full)
     return {
         "physics_rate_hz": sig(1.0 / dt), "steps": steps, "sim_s": sig(steps * dt),
