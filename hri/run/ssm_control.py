@@ -112,6 +112,7 @@ class SsmController:
         self.robot = robot
         self.terms = terms
         self.dt = dt
+        self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
         self.emit = emit  # (t, event, **fields) of the run's event log
         self.stopped = False
         self.stops = 0
@@ -122,11 +123,13 @@ class SsmController:
         bound of the separation at the step's end as if the robot stood still,
         ``joint_fraction`` the largest of the joints' measured speed fractions now."""
         v_h = self.terms.person_m_s()
-        closing = (v_h + self.terms.stopping.speed(1.0)) * self.dt
+        closing = (v_h + self._robot_top_m_s) * self.dt
         self.separation_m = separation_m
         if separation_m - closing >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
-            self._follow(t, False)
-            self.robot.set_safety_cap(1.0)
+            if self.stopped:
+                self._follow(t, False)
+            if self.robot.safety_cap != 1.0:
+                self.robot.set_safety_cap(1.0)
             return
         current = max(self.robot.effective_fraction, joint_fraction)
         cap = self.terms.largest(separation_m - closing, v_h)

@@ -69,15 +69,18 @@ class SsmWatch:
 
     def after_step(self, t: float, zone: str) -> None:
         """The controller's query, if one is due, then the invariant."""
-        if self.monitor.measured_t != t and self._controller_due(t):
-            self.monitor.measure_posed()
-        self._check(t, zone)
-
-    def _controller_due(self, t: float) -> bool:
-        """Whether the controller's next step needs a fresh query (the module's schedule)."""
         m = self.monitor
-        bound = m.separation_bound(t)
-        if bound - 2.0 * m.closing_speed * m.dt >= self.terms.full_m():
+        separation, full = m.separation_bound(t), self.terms.full_m()
+        if m.measured_t != t and self._controller_due(t, separation, full):
+            m.measure_posed()
+            separation = m.separation_bound(t)
+        self._check(t, zone, separation, full)
+
+    def _controller_due(self, t: float, bound: float, full: float) -> bool:
+        """Whether the controller's next step needs a fresh query (the module's schedule);
+        ``bound`` is the separation bound now, ``full`` S_p at full speed."""
+        m = self.monitor
+        if bound - 2.0 * m.closing_speed * m.dt >= full:
             return False  # the cap is 1 whatever the separation does in a step
         if m.last_separation - bound >= SSM_STALE_M or m.posed and t - m.measured_t >= SSM_REFRESH_S:
             return True
@@ -86,8 +89,9 @@ class SsmWatch:
         current = max(m.robot.effective_fraction, m.joint_speeds()[0])
         return m.separation_bound(t + m.dt) < self.terms.required_m(current)
 
-    def _check(self, t: float, zone: str) -> None:
-        """The invariant of this step (the module's). The separation is the monitor's bound
+    def _check(self, t: float, zone: str, separation: float, full: float) -> None:
+        """The invariant of this step (the module's); ``separation`` is the monitor's bound now,
+        ``full`` S_p at full speed. The separation is the monitor's bound
         unless that leaves the margin below ``SSM_EXACT_MARGIN_M`` and below the smallest so
         far: then it is queried (the person posed for it). So every violation is measured, and
         ``ssm_margin_min_m`` is exact whenever it is below ``SSM_EXACT_MARGIN_M`` (above, it
@@ -107,8 +111,7 @@ class SsmWatch:
                 m.violation(t, zone, speed, fraction, f"moving at {speed:.4f} m/s {t - since:.3f} s into a protective stop")
             return
         smallest = m.stats.ssm_margin_min_m
-        separation = m.separation_bound(t)
-        if smallest is not None and fraction <= 1.0 and separation - self.terms.full_m() >= max(smallest, 0.0):
+        if smallest is not None and fraction <= 1.0 and separation - full >= max(smallest, 0.0):
             return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
         required = self.terms.required_m(fraction)
         exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
