@@ -111,3 +111,17 @@ def test_text_yaml_cannot_make_values_of_is_one_line_with_its_place(tmp_path, te
     with pytest.raises(HriError) as caught:
         load_scenario(str(path))
     assert str(caught.value) == f"{path}:{line}: malformed YAML: {message}"
+
+
+@pytest.mark.parametrize("key", ["\n", "a\tb", "x\u2028y", "\x00"])
+def test_a_key_with_a_line_break_or_control_character_is_named_on_one_line(tmp_path, key):
+    # found by the property test above: the unknown key was quoted as it is, line break and all
+    data = copy.deepcopy(PRESET)
+    data["simulation"][key] = None
+    path = tmp_path / "odd_key.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(HriError) as error:
+        load_scenario(str(path), check_trees=False)
+    message = str(error.value)
+    assert message.isprintable() and "unknown key 'simulation." in message, message
+    assert key.encode("unicode_escape").decode() in message

@@ -18,10 +18,20 @@ class HriError(Exception):
 
     def __str__(self) -> str:
         if self.file and self.line:
-            return f"{self.file}:{self.line}: {self.message}"
+            return one_line(f"{self.file}:{self.line}: {self.message}")
         if self.file:
-            return f"{self.file}: {self.message}"
-        return self.message
+            return one_line(f"{self.file}: {self.message}")
+        return one_line(self.message)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that is not printable (line breaks, tabs, other control
+    characters) written as its escape: a key or value quoted from a user's file stays on the
+    message's one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in text)
 
 
 class SafetyViolation(HriError):
