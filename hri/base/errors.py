@@ -18,10 +18,10 @@ class HriError(Exception):
 
     def __str__(self) -> str:
         if self.file and self.line:
-            return one_line(f"{self.file}:{self.line}: {self.message}")
-        if self.file:
-            return one_line(f"{self.file}: {self.message}")
-        return one_line(self.message)
+            text = f"{self.file}:{self.line}: {self.message}"
+        else:
+            text = f"{self.file}: {self.message}" if self.file else self.message
+        return one_line(text)
 
 
 def one_line(text: str) -> str:

@@ -174,7 +174,6 @@ class SeparationTable:
         self._slope = stopping.speed_per_fraction_m_s * settings.reaction_time_s  # dS_r / df
         self._person_m_s = math.nan
         self._points: list[float] = []
-        self._full = math.nan  # self._points[-1]
 
     def required(self, fraction: float, person_m_s: float) -> float:
         """S_p (m) at ``fraction`` (as :func:`separation_at` with the tabulated model)."""
@@ -186,7 +185,7 @@ class SeparationTable:
         """S_p (m) at full speed."""
         if person_m_s != self._person_m_s:  # asked on every physics step: no call when it is kept
             self._at_points(person_m_s)
-        return self._full
+        return self._points[-1]
 
     def largest(self, separation_m: float, person_m_s: float) -> float | None:
         """The largest fraction in 0..1 whose S_p fits ``separation_m``; None: not even rest."""
@@ -210,5 +209,4 @@ class SeparationTable:
         if person_m_s != self._person_m_s:
             self._person_m_s = person_m_s
             self._points = [self.required(f, person_m_s) for f in self.fractions]
-            self._full = self._points[-1]
         return self._points

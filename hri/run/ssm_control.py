@@ -126,8 +126,7 @@ class SsmController:
         closing = (v_h + self._robot_top_m_s) * self.dt
         self.separation_m = separation_m
         if separation_m - closing >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
-            if self.stopped:
-                self._follow(t, False)
+            self._follow(t, False)
             if self.robot.safety_cap != 1.0:
                 self.robot.set_safety_cap(1.0)
             return
