@@ -44,6 +44,9 @@ def _line_of(path: Path, needle: str) -> int:
     ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.3], [0.0, 2.3]]",
      "  stop:    [[0.0, 0.0], [5.0, 0.0], [5.0, 2.3], [0.0, 2.3]]", "  stop:", "zones.stop must lie inside zones.warning"),
     ("  person: ../trees/coexistence_person.xml", "  person: nowhere.xml", "  person: nowhere", "trees.person: no such file"),
+    ("  speed_tolerance: 0.02", "  speed_tolerance: 0.02\n  ssm: {reaction_time_s: 0.004}", "ssm:",
+     "safety.ssm.reaction_time_s must be at least one physics step, 0.00416667 s (1/physics_rate_hz): "
+     "the SSM controller acts once a step, got 0.004"),
 ])
 def test_mistakes_point_at_their_line(tmp_path, old, new, needle, message):
     path = _broken(tmp_path, old, new)

@@ -136,3 +136,14 @@ def test_zone_mode_stats_band_the_trees_speed():
         stats = sim.stats.as_dict()
     assert stats["speed_band_time_s"]["100%"] == pytest.approx(2.0)
     assert stats["robot_cycles_per_hour"] == stats["robot_cycles"] * 1800.0
+
+
+@pytest.mark.parametrize("rate_hz", [240.0, 100.0])
+def test_the_reaction_time_is_one_physics_step_of_the_scenario_unless_set(rate_hz):
+    """The controller acts once a physics step: T_r by default is that step, at any rate."""
+    scenario = load_scenario("coexistence", ["safety.mode=ssm", f"simulation.physics_rate_hz={rate_hz}"])
+    with Simulation(scenario, seed=1) as sim:
+        assert sim.ssm.terms.settings.reaction_time_s == 1.0 / rate_hz
+    scenario = load_scenario("coexistence", ["safety.mode=ssm", "safety.ssm.reaction_time_s=0.05"])
+    with Simulation(scenario, seed=1) as sim:
+        assert sim.ssm.terms.settings.reaction_time_s == 0.05

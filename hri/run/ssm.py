@@ -43,8 +43,9 @@ class SsmSettings:
     """The terms of S_p that are parameters (SI units); defaults and their sources:
 
     - ``person_speed_m_s`` v_h: 1.6 m/s, ISO 13855 via ISO/TS 15066 5.5.4;
-    - ``reaction_time_s`` T_r: one physics step of the presets (240 Hz), for a controller that
-      acts on every step's separation (add a sensor's latency where there is one);
+    - ``reaction_time_s`` T_r: one physics step, for a controller that acts on every step's
+      separation (a run's is its scenario's step, :func:`hri.run.ssm_control.ssm_settings`;
+      here the presets', 1/240 s; add a sensor's latency where there is one);
     - ``intrusion_distance_m`` C: 0 m, the separation is measured to the person's own shapes,
       hands included: a detection capability that sees every body part, for which ISO 13855's
       C = 8 (d - 14 mm) is 0 (see :func:`iso13855_intrusion_distance` for a real sensor);

@@ -40,11 +40,12 @@ from hri.robot.stopping import StoppingModel
 from hri.run.ssm import SeparationTable, SsmSettings
 from hri.scenario.model import MEASURED, SsmOptions
 
-def ssm_settings(options: SsmOptions) -> SsmSettings:
+def ssm_settings(options: SsmOptions, dt: float) -> SsmSettings:
     """The scenario's ``safety.ssm`` over the standard's defaults (a measured person speed
-    leaves the default constant, which the measurement replaces)."""
-    given = {name: value for name, value in vars(options).items()
-             if value is not None and value != MEASURED}
+    leaves the default constant, which the measurement replaces); T_r by default one physics
+    step of ``dt`` seconds, the period at which :class:`SsmController` acts."""
+    given = {"reaction_time_s": dt}
+    given.update((name, value) for name, value in vars(options).items() if value is not None and value != MEASURED)
     return SsmSettings(**given)
 
 
@@ -76,7 +77,7 @@ class SsmTerms:
         """The terms of a run: ``measured`` is the person's speed bound, used when the
         scenario asks for the measured speed."""
         person = measured if options.person_speed_m_s == MEASURED else None
-        return cls(ssm_settings(options), stopping_model(robot, dt), person)
+        return cls(ssm_settings(options, dt), stopping_model(robot, dt), person)
 
     def person_m_s(self) -> float:
         """v_h now."""

@@ -253,7 +253,7 @@ def build_scenario(document: Document, file: str) -> Scenario:
         robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config),
         person=PersonSetup(start, float(person["walk_stride_m"]), float(person.get("clearance_m", CLEARANCE_M))),
         zones=zones, areas=areas, poses=poses, trees=trees,
-        safety=_read_safety(safety, fail),
+        safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail),
         net=net, parts=read_parts(data, fail), faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
 
@@ -325,9 +325,10 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
 _SAFETY_NUMBERS = ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance")
 
 
-def _read_safety(safety: dict, fail: Fail) -> SafetySettings:
+def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail) -> SafetySettings:
     """``safety``: the monitor's limits, the mode and the SSM terms (their types are checked by
-    the schema, their ranges here)."""
+    the schema, their ranges here). The SSM controller acts once a physics step, so the
+    reaction time it may assume is at least one step."""
     mode = safety.get("mode", "zones")
     if mode not in SAFETY_MODES:
         fail(f"safety.mode must be one of {', '.join(SAFETY_MODES)}, got {mode!r}", "safety.mode")
@@ -340,6 +341,10 @@ def _read_safety(safety: dict, fail: Fail) -> SafetySettings:
         if value < 0:
             fail(f"safety.ssm.{key} must not be negative", f"safety.ssm.{key}")
         ssm[key] = float(value)
+    step_s = 1.0 / physics_rate_hz
+    if ssm.get("reaction_time_s", step_s) < step_s * (1.0 - 1e-9):  # rounding in a written 1/240
+        fail(f"safety.ssm.reaction_time_s must be at least one physics step, {step_s:.6g} s (1/physics_rate_hz): "
+             f"the SSM controller acts once a step, got {ssm['reaction_time_s']:g}", "safety.ssm.reaction_time_s")
     return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
                           pfl=_read_pfl(safety.get("pfl") or {}, fail))
 
