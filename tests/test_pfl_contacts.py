@@ -223,3 +223,11 @@ def test_a_run_judges_contacts_in_every_mode_with_its_robot_and_payload():
         assert (stats["pfl_contacts"], stats["pfl_violations"], stats["pfl_worst_ratio"],
                 stats["pfl_worst_region"]) == (0, 0, 0.0, None)
     assert load_scenario("coexistence").safety.pfl.contact_distance_m == model.PFL_CONTACT_DISTANCE_M == 0.01
+
+
+@pytest.mark.parametrize("rate_hz,distance_m", [(240.0, 0.01), (100.0, 0.024), (20.0, 0.05)])
+def test_the_default_contact_distance_is_one_step_of_a_fast_touch(rate_hz, distance_m):
+    """2.4 m/s for one physics step of the scenario's rate, at most the distance below which
+    the monitor measures every step."""
+    scenario = load_scenario("coexistence", [f"simulation.physics_rate_hz={rate_hz}"])
+    assert scenario.safety.pfl.contact_distance_m == pytest.approx(distance_m, rel=1e-12)

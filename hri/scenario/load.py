@@ -26,9 +26,9 @@ from hri.base.numbers import is_number
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MEASURED, PFL_CONTACT_DISTANCE_M, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
+from hri.scenario.model import (MEASURED, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
                                 PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
-                                SsmOptions)
+                                SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
 from hri.workcell.layout import Room
 
@@ -346,13 +346,13 @@ def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail) -> SafetySett
         fail(f"safety.ssm.reaction_time_s must be at least one physics step, {step_s:.6g} s (1/physics_rate_hz): "
              f"the SSM controller acts once a step, got {ssm['reaction_time_s']:g}", "safety.ssm.reaction_time_s")
     return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
-                          pfl=_read_pfl(safety.get("pfl") or {}, fail))
+                          pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail))
 
 
-def _read_pfl(pfl: dict, fail: Fail) -> PflOptions:
+def _read_pfl(pfl: dict, physics_rate_hz: float, fail: Fail) -> PflOptions:
     """``safety.pfl`` (its types are checked by the schema): a contact distance the safety
-    monitor measures on every step."""
-    distance = float(pfl.get("contact_distance_m", PFL_CONTACT_DISTANCE_M))
+    monitor measures on every step, by default one step's travel at a fast touch."""
+    distance = float(pfl.get("contact_distance_m", pfl_contact_distance(physics_rate_hz)))
     if not 0.0 < distance <= PFL_CONTACT_DISTANCE_MAX_M:
         fail(f"safety.pfl.contact_distance_m must be above 0 and at most {PFL_CONTACT_DISTANCE_MAX_M} m (below "
              f"that the safety monitor measures the separation every step), got {distance:g}",

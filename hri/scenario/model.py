@@ -71,13 +71,21 @@ class SsmOptions:
     robot_uncertainty_m: float | None = None
 
 
-#: safety.pfl.contact_distance_m by default: at the presets' 240 Hz a touch at up to 2.4 m/s
-#: relative speed (above every permissible speed of ISO/TS 15066 Annex A for our robot) leaves
-#: a physics step with the shapes this close, so none passes between two steps unseen
+#: a touch at up to this relative speed (above every permissible speed of ISO/TS 15066 Annex A
+#: for our robot) leaves a physics step with the shapes within the default contact distance
+PFL_CONTACT_SPEED_M_S = 2.4
+#: safety.pfl.contact_distance_m by default at the presets' 240 Hz (pfl_contact_distance)
 PFL_CONTACT_DISTANCE_M = 0.01
 #: the largest contact distance: the separation below which the safety monitor measures on
 #: every physics step (hri.run.monitor.CONTACT_M), so every step of a contact is seen
 PFL_CONTACT_DISTANCE_MAX_M = 0.05
+
+
+def pfl_contact_distance(physics_rate_hz: float) -> float:
+    """safety.pfl.contact_distance_m by default: what ``PFL_CONTACT_SPEED_M_S`` covers in one
+    physics step, so no touch passes between two steps unseen (0.01 m at 240 Hz), at most
+    ``PFL_CONTACT_DISTANCE_MAX_M`` (below 48 Hz a faster touch may pass between steps)."""
+    return min(PFL_CONTACT_SPEED_M_S / physics_rate_hz, PFL_CONTACT_DISTANCE_MAX_M)
 
 
 @dataclass(frozen=True)
