@@ -44,6 +44,8 @@ def _line_of(path: Path, needle: str) -> int:
     ("  stop:    [[0.0, 0.0], [3.0, 0.0], [3.0, 2.3], [0.0, 2.3]]",
      "  stop:    [[0.0, 0.0], [5.0, 0.0], [5.0, 2.3], [0.0, 2.3]]", "  stop:", "zones.stop must lie inside zones.warning"),
     ("  person: ../trees/coexistence_person.xml", "  person: nowhere.xml", "  person: nowhere", "trees.person: no such file"),
+    ("  safety: {latency: 0.0, loss: 0.0}", "  saftey: {latency: 0.6}", "saftey",
+     "unknown channel 'net.saftey' (did you mean 'safety'?)"),
     ("  speed_tolerance: 0.02", "  speed_tolerance: 0.02\n  ssm: {reaction_time_s: 0.004}", "ssm:",
      "safety.ssm.reaction_time_s must be at least one physics step, 0.00416667 s (1/physics_rate_hz): "
      "the SSM controller acts once a step, got 0.004"),
@@ -115,3 +117,14 @@ def test_a_scenario_plugin_adds_a_node_its_tree_uses(tmp_path):
         sim.run(3.0)
         waves = [e for e in sim.events.events if e["event"] == "waved"]
     assert waves and waves[0]["times"] == 3
+
+
+def test_the_channels_a_scenario_may_name_are_those_a_run_uses():
+    """``net`` names channels (NET_CHANNELS), so a misspelt one is an error; a run's network
+    carries exactly these (collaboration uses all: parts too)."""
+    from hri.run.sim import Simulation
+    from hri.scenario.model import NET_CHANNELS
+
+    with Simulation(load_scenario("collaboration"), seed=1) as sim:
+        sim.run(2.0)
+        assert {channel for channel, _direction in sim.network._links} == set(NET_CHANNELS)

@@ -26,7 +26,7 @@ from hri.base.numbers import is_number
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MEASURED, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
+from hri.scenario.model import (MEASURED, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
                                 PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
@@ -261,10 +261,10 @@ def build_scenario(document: Document, file: str) -> Scenario:
 def _check_shape(data: dict, fail: Fail) -> None:
     """The required keys, the known keys and their types, the free-form sections as mappings,
     the numbers in range."""
+    _check_schema(data, _SCHEMA, "", fail)  # first: a misspelt section is named where it is
     for key in _REQUIRED:
         if key not in data:
             fail(f"missing required key '{key}'", "")
-    _check_schema(data, _SCHEMA, "", fail)
     for section, keys in _REQUIRED_IN.items():
         for key in keys:
             if key not in data[section]:
@@ -438,6 +438,13 @@ def _read_net(net: Any, fail: Fail) -> NetworkQuality:
     from hri.net.errors import ConfigError
     from hri.net.quality import NetworkQuality
 
+    if isinstance(net, dict):  # the network takes any channel; a run has these
+        known = ("default", *NET_CHANNELS)
+        for name in net:
+            if name not in known:
+                close = difflib.get_close_matches(str(name), known, n=1)
+                hint = f"did you mean '{close[0]}'?" if close else f"the channels: {', '.join(known)}"
+                fail(f"unknown channel 'net.{name}' ({hint})", f"net.{name}")
     try:
         return NetworkQuality.from_dict(net)
     except ConfigError as err:  # its message starts with the key path: "net.safety.loss: ..."

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from hri.robot.arm import RobotConfig
 
 ROLES = ("person", "robot")
+#: the service network's channels in a run, one per service (docs/network.md), which ``net``
+#: may name besides ``default``
+NET_CHANNELS = ("broker", "actor", "robot", "parts", "called", "safety")
 
 
 @dataclass(frozen=True)
