@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +14,7 @@ from hri.base.errors import HriError
 from hri.scenario.faults import Fault, parse_faults, random_fault
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
-from test_cli import hri
+from test_cli import HRI, hri
 
 
 def _run(tmp_path, *faults: str, duration: float = 6.0, seed: int = 2):
@@ -52,6 +56,27 @@ def test_the_command_line_takes_faults_and_ends_with_one_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("the actor plugin has not answered")
     assert json.loads((tmp_path / "run" / "stats.json").read_text())["complete"] is False
+
+
+def test_sigterm_ends_a_run_with_one_line_its_files_and_no_queue(tmp_path):
+    """SIGTERM in the middle of a run: "hri: terminated", exit 143, the statistics so far
+    written ("complete": false), the run's queues removed."""
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen([HRI, "run", "coexistence", "--duration", "3600", "--out", str(run_dir)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(Path("/dev/mqueue").glob(f"hri-{process.pid}-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the run has its queues: it is under way
+        time.sleep(3.0)  # past the set-up (a second or so): the run steps
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 143
+        assert process.stderr.read() == "hri: terminated\n"
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert json.loads((run_dir / "stats.json").read_text())["complete"] is False
+    assert not any(Path("/dev/mqueue").glob(f"hri-{process.pid}-*"))
 
 
 def test_fault_specs_and_their_mistakes():

@@ -18,7 +18,7 @@ from hri.run.monitor import SPEED_EVERY, SafetyLimits, SafetyMonitor, ZoneTracke
 from hri.robot.arm import RobotArm, RobotConfig
 from hri.scenario.load import load_scenario
 from hri.run.sim import Simulation
-from hri.run.stats import EventLog, RunStats
+from hri.run.stats import WALL_CLOCK_KEYS, EventLog, RunStats
 from test_cli import hri
 
 LIMITS = SafetyLimits(0.1, 0.6, 0.8, 0.002, 0.02)
@@ -94,13 +94,16 @@ def test_strict_raises_at_the_first_violation(world):
 def test_strict_run_ends_with_exit_3_one_line_and_its_statistics(tmp_path):
     """Seed 10 walks into the warning zone at once; a 0.6 s late safety signal breaks the
     0.6 s reaction time."""
-    result = hri("run", "coexistence", "--duration", "20", "--seed", "10", "--strict",
+    result = hri("run", "coexistence", "--duration", "20", "--seed", "10", "--strict", "--json",
                  "--set", "net.safety.latency=0.6", "--out", str(tmp_path / "run"))
     assert result.returncode == 3
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("--strict: safety violation at t = ")
     stats = json.loads((tmp_path / "run" / "stats.json").read_text())
     assert stats["complete"] is False and stats["safety_violations"] == 1
+    printed = json.loads(result.stdout)  # the statistics so far on stdout too, as with a whole run
+    assert {k: v for k, v in printed.items() if k not in WALL_CLOCK_KEYS} == {
+        k: v for k, v in stats.items() if k not in WALL_CLOCK_KEYS}
     assert stats["sim_time_s"] < 20
     events = [json.loads(line) for line in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     violation = next(e for e in events if e["event"] == "safety_violation")

@@ -15,6 +15,7 @@ class HriError(Exception):
         self.message = message
         self.file = file
         self.line = line
+        self.stats: dict | None = None  # a run that ended with this error: its statistics so far
 
     def __str__(self) -> str:
         if self.file and self.line:
@@ -32,6 +33,15 @@ def one_line(text: str) -> str:
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
                    for c in text)
+
+
+class Terminated(SystemExit):
+    """SIGTERM arrived: raised by the handler a run or a replay installs, so that ``finally``
+    blocks close queues and sockets; the command exits with 143 (128 + SIGTERM, as a shell
+    reports a process it ended), and code that does not catch it exits so too."""
+
+    def __init__(self) -> None:
+        super().__init__(143)
 
 
 class SafetyViolation(HriError):

@@ -16,8 +16,8 @@ atomically on every change.
 The queues are closed and unlinked and the registry file removed when the ``with`` block
 ends (normally or by an exception), at interpreter exit (:mod:`atexit`), and on SIGTERM: while
 a run is open and nobody else has set a SIGTERM handler, one is installed that raises
-``SystemExit`` (so ``with`` blocks unwind and atexit runs); it is removed again when the last
-run closes. A run killed by SIGKILL (or a crash) leaves its queues behind: the next run calls
+:class:`~hri.base.errors.Terminated`, a ``SystemExit`` (so ``with`` blocks unwind and atexit
+runs); it is removed again when the last run closes. A run killed by SIGKILL (or a crash) leaves its queues behind: the next run calls
 :func:`cleanup_stale`, which removes the queues of registry entries whose process is gone and
 never touches a live run.
 
@@ -41,6 +41,7 @@ from pathlib import Path
 import posix_ipc
 
 from hri.base.files import is_alive, write_atomic
+from hri.base.errors import Terminated
 
 QUEUE_MODE = 0o600
 PREFIX_PATTERN = re.compile(r"^/hri-[0-9]+-[0-9a-f]{12}$")
@@ -253,7 +254,7 @@ _previous_handler = None
 
 
 def _on_sigterm(signum, frame):  # noqa: ARG001
-    raise SystemExit(128 + signum)
+    raise Terminated()
 
 
 def _close_all_runs() -> None:

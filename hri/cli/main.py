@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hri.bench import add_bench_parser, bench_command
-from hri.base.errors import HriError, SafetyViolation
+from hri.base.errors import HriError, SafetyViolation, Terminated
 
 DEFAULT_GROOT2_PORT = 1667  # BehaviorTree.CPP Groot2Publisher's default server port (hri.run.groot2; not imported: zmq)
 
@@ -241,29 +241,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from hri.view.live_view import LiveView
 
         window = LiveView()
-    stats = run_scenario(scenario, duration, seed=record.seed, window=window, realtime=args.realtime,
-                         out_dir=args.out, observers=observers, split=args.split, strict=record.strict,
-                         groot2_port=args.groot2)
-    if args.json:
-        print(json.dumps(stats))
-    else:
-        print(format_table(stats))
+    try:
+        stats = run_scenario(scenario, duration, seed=record.seed, window=window, realtime=args.realtime,
+                             out_dir=args.out, observers=observers, split=args.split, strict=record.strict,
+                             groot2_port=args.groot2)
+    except HriError as err:  # a run that ended early prints what it has too ("complete": false)
+        if err.stats is not None:
+            print(json.dumps(err.stats) if args.json else format_table(err.stats), flush=True)
+        raise
+    print(json.dumps(stats) if args.json else format_table(stats))
     return 0
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from hri.run.replay import Replay, Terminated, read_run, sigterm_raises
+    from hri.run.replay import Replay, read_run, sigterm_raises
 
     trees = read_run(args.run_dir)
-    try:
-        with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end,
-                                          loop=args.loop) as replay:
-            for line in replay.describe():
-                print(line, flush=True)
-            ended = replay.run()
-    except Terminated:
-        print("hri: terminated", file=sys.stderr)
-        return 143  # 128 + SIGTERM, as a shell reports a process it ended
+    with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end, loop=args.loop) as replay:
+        for line in replay.describe():
+            print(line, flush=True)
+        ended = replay.run()
     print(f"replay ended at {ended:g} s simulated")
     return 0
 
@@ -365,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hri: interrupted", file=sys.stderr)
         code = 130
+    except Terminated as stop:
+        print("hri: terminated", file=sys.stderr)
+        code = stop.code
     except OSError as err:  # the machine's, not ours: a full disk, a folder gone (one line all the same)
         print(f"{err.filename}: {err.strerror}" if err.filename else f"hri: {err}", file=sys.stderr)
         code = 1

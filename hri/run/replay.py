@@ -43,7 +43,7 @@ from typing import Callable, Iterator, Mapping
 
 import zmq
 
-from hri.base.errors import HriError
+from hri.base.errors import HriError, Terminated
 from hri.bt.blackboard import Blackboard
 from hri.bt.loggers.btlog_reader import parse_btlog
 from hri.bt.loggers.file_logger import SUFFIX
@@ -173,13 +173,10 @@ def replay_span(trees: Mapping[str, RecordedTree], start_s: float = 0.0,
     return round(start_s * US), min(round(end_s * US), last)
 
 
-class Terminated(Exception):
-    """SIGTERM arrived during :meth:`Replay.run`."""
-
-
 @contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`Terminated` (so ``finally`` closes the sockets)."""
+    """Within the block, SIGTERM raises :class:`~hri.base.errors.Terminated` (so ``finally``
+    closes the sockets)."""
     def terminate(signum: int, frame: object) -> None:
         raise Terminated()
 

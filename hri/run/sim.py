@@ -500,9 +500,10 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: W
                     strict=strict, out_dir=out_dir, groot2_port=groot2_port) as sim:
         try:
             stats = sim.run(duration_s)
-        except NodeExecutionError as err:
-            if out_dir is not None:  # the one line names the node; the traceback waits in the run
-                keep_traceback(out_dir, err)
+        except HriError as err:
+            if out_dir is not None and isinstance(err, NodeExecutionError):  # the one line names
+                keep_traceback(out_dir, err)  # the node; the traceback waits in the run
+            err.stats = sim.stats.as_dict()  # what the run has, for the command to print
             raise
         finally:  # also a run that failed leaves what it has, marked "complete": false
             if out_dir is not None:
