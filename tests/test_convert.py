@@ -119,6 +119,19 @@ def test_the_output_suffix_picks_the_format(tmp_path, convert, source, target):
                         ("sub.xml" if target.endswith(".xml") else f"sub{Path(target).suffix}")]
 
 
+@pytest.mark.parametrize("target", ["elsewhere/mine.yaml", "elsewhere/mine.xml"])
+def test_written_to_another_folder_a_tree_still_finds_its_includes(tmp_path, target):
+    """The preset person's tree includes person_subtrees.xml beside it: written elsewhere, the
+    include names that same file (or its other format's, which the presets keep too), and
+    the tree validates from there."""
+    trees = Path(__file__).resolve().parent.parent / "trees"
+    (tmp_path / "elsewhere").mkdir()
+    assert main(["convert", str(trees / "coexistence_person.xml"), "-o", str(tmp_path / target)]) == 0
+    (include,) = [c.attrib["path"] for c in read(tmp_path / target).children if c.tag == "include"]
+    assert (tmp_path / "elsewhere" / include).resolve() == trees / f"person_subtrees{Path(target).suffix}"
+    assert hri("validate", str(tmp_path / target)).returncode == 0
+
+
 def test_xml_to_xml_normalises(tmp_path, convert):
     messy = write(tmp_path, "messy.xml", textwrap.dedent("""\
         <root   BTCPP_format='4'><BehaviorTree ID="T"><Sequence

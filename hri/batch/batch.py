@@ -372,7 +372,8 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
     tasks = plan_tasks(definition, sweep, runs_dir, finished)
     total = runs * len(definition["configs"])
     skipped = total - len(tasks)
-    say(f"batch: {total} runs ({len(definition['configs'])} configurations x {runs}), "
+    configs = len(definition["configs"])
+    say(f"batch: {total} runs ({configs} configuration{'' if configs == 1 else 's'} x {runs}), "
         f"skipping {skipped} already finished" + (f", retrying {cleared} failed" if cleared else "")
         + f"; {len(tasks)} to run on {workers} {'worker' if workers == 1 else 'workers'} ({backend})")
     results = (backends.run_ray(execute_run, tasks, workers, address) if backend == "ray"

@@ -5,7 +5,8 @@ XML -> YAML and YAML -> XML change the syntax; XML -> XML and YAML -> YAML norma
 kept: a comment stays before, or at the end of, the element it was at (see
 :class:`~hri.bt.tree_files.Element` and docs/trees.md, "Converting"). Between formats,
 includes are pointed at the other format's file of the same name and a header comment says
-where the file comes from. XML is written as Groot2 writes it, with a ``<TreeNodesModel>`` of
+where the file comes from; written to another folder, relative includes are rewritten to name
+the same files from there. XML is written as Groot2 writes it, with a ``<TreeNodesModel>`` of
 the registered nodes the file uses (the project's, the ``hri.nodes`` entry points', the
 ``--plugin`` modules'), so Groot2 shows their ports.
 
@@ -62,13 +63,29 @@ def _check_target(source: Path, target: Path, force: bool) -> None:
         raise HriError("exists: pass --force to overwrite it, or -o to write elsewhere", str(target))
 
 
+def _includes(root: Element) -> Iterator[tuple[Element, str]]:
+    """``root``'s ``<include>`` elements with their paths."""
+    for element in root.children:
+        if element.tag == "include" and element.attrib.get("path"):
+            yield element, element.attrib["path"]
+
+
 def _point_includes(root: Element, suffixes: tuple[str, ...], suffix: str) -> None:
     """Include paths ending in one of ``suffixes`` end in ``suffix`` instead."""
-    for element in root.children:
-        path = element.attrib.get("path", "") if element.tag == "include" else ""
+    for element, path in _includes(root):
         stem, old = os.path.splitext(path)
         if old.lower() in suffixes:
             element.attrib["path"] = stem + suffix
+
+
+def _relocate_includes(root: Element, source_dir: Path, target_dir: Path) -> None:
+    """Relative include paths, which count from the including file's folder, rewritten for a
+    file written to another folder, so that they name the same files."""
+    if source_dir.resolve() == target_dir.resolve():
+        return
+    for element, path in _includes(root):
+        if not os.path.isabs(path):
+            element.attrib["path"] = os.path.relpath(source_dir.resolve() / path, target_dir.resolve())
 
 
 def _without_header(comments: list[str]) -> list[str]:
@@ -137,6 +154,7 @@ def convert_file(source: Path, target: Path | None = None, *, force: bool = Fals
         _point_includes(root, XML_SUFFIXES if target_format == "yaml" else YAML_SUFFIXES, target.suffix)
         root.comments = _without_header(root.comments)
         header = _HEADERS[target_format].format(name=source.name)
+    _relocate_includes(root, source.parent, target.parent)
     warnings: list[str] = []
     if target_format == "xml":
         models, warnings = _models(root, plugins)
