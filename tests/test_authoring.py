@@ -126,6 +126,25 @@ def test_render_text_expanded_and_collapsed():
     assert "[S] SubTree AdaptToPerson" in collapsed and "Inverter" not in collapsed
 
 
+@pytest.mark.parametrize("suffix", [".svg", ".dot"])
+def test_a_render_that_cannot_be_written_whole_leaves_the_old_file(tmp_path, suffix):
+    """A file size limit of 1 KB (below any of these pictures): one line, and the old file as
+    it was, with no temporary file beside it."""
+    import resource
+    import subprocess
+
+    from test_cli import HRI
+
+    out = tmp_path / f"tree{suffix}"
+    out.write_text("old")
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))  # noqa: E731
+    result = subprocess.run([HRI, "render", str(TREES / "coexistence_robot.xml"), "-o", str(out)],
+                            capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr == f"{out}: cannot write: File too large\n"
+    assert out.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == [out.name]
+
+
 def test_render_yaml_and_tree_choice():
     _, root = build_draw_tree(str(TREES / "robot_subtrees.yaml"), default_registry(), "PickPart")
     assert root.node_id == "InterruptableSequence" and len(root.children) == 6

@@ -20,7 +20,7 @@ import numpy as np
 
 from hri.base.errors import HriError
 from hri.base.files import hidden_file, is_alive, output_folder, write_atomic
-from hri.base.numbers import is_number
+from hri.base.numbers import duration_problem, is_number
 from hri.base.yaml_values import load_value
 from hri.batch import backends
 
@@ -347,8 +347,8 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
 
     if runs <= 0:
         raise HriError(f"--runs: must be positive, got {runs}")
-    if duration_s <= 0:
-        raise HriError(f"--duration: must be positive, got {duration_s}")
+    if (problem := duration_problem(duration_s)) is not None:
+        raise HriError(f"--duration: {problem}")
     if seed < 0:
         raise HriError(f"--seed: must not be negative, got {seed}")
     workers = workers if workers is not None else (os.cpu_count() or 1)

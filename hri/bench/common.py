@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from hri.bench.registry import DEFAULT_SCENARIOS
 from hri.base.errors import HriError
+from hri.base.numbers import duration_problem
 
 if TYPE_CHECKING:
     from hri.scenario.model import Scenario
@@ -51,6 +52,10 @@ class BenchSettings:
         for flag, value in positive.items():
             if not value > 0:
                 raise HriError(f"{flag}: must be positive, got {value}")
+        for flag, value in (("--duration", self.duration_s), ("--memory-duration", self.memory_duration_s),
+                            ("--safety-run", self.safety_run_s), ("--safety-hours", self.safety_hours * 3600.0)):
+            if (problem := duration_problem(value)) is not None:
+                raise HriError(f"{flag}: {problem}")
         if self.batch_workers is not None and self.batch_workers <= 0:
             raise HriError(f"--batch-workers: must be positive, got {self.batch_workers}")
         if self.seed < 0:

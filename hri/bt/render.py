@@ -16,6 +16,7 @@ SubTree box shows the status of the SubTree node itself.
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from hri.bt.tree_builder import EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.bt.xml_loader import select_tree
 from hri.base.errors import HriError
+from hri.base.files import write_atomic
 
 OUTPUT_SUFFIXES = (".dot", ".svg", ".png")
 TREE_SUFFIXES = (".xml", ".yaml", ".yml")
@@ -310,10 +312,12 @@ def render_image(tree_id: str, root: DrawNode, out: Path, caption: str = "") -> 
               loc="upper left", fontsize=8, frameon=False, ncol=len(keys))
     ax.set_title(tree_id + (f"\n{caption}" if caption else ""), fontsize=11, loc="center")
     fig.tight_layout()
+    image = io.BytesIO()
     try:
-        fig.savefig(out, dpi=110)
+        fig.savefig(image, dpi=110, format=out.suffix.lower().lstrip("."))
     finally:
         plt.close(fig)
+    write_atomic(out, image.getvalue())  # all or nothing: a failed write leaves the old file
 
 
 def render_file(path: str, registry: NodeRegistry, out: str | None = None, tree_id: str | None = None,
@@ -342,7 +346,7 @@ def render_file(path: str, registry: NodeRegistry, out: str | None = None, tree_
         raise HriError("output folder does not exist", out)
     try:
         if suffix == ".dot":
-            target.write_text(render_dot(selected, root, caption), encoding="utf-8")
+            write_atomic(target, render_dot(selected, root, caption))
         else:
             render_image(selected, root, target, caption)
     except OSError as err:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from hri.bench import add_bench_parser, bench_command
 from hri.base.errors import HriError, SafetyViolation, Terminated
+from hri.base.numbers import duration_problem
 
 DEFAULT_GROOT2_PORT = 1667  # BehaviorTree.CPP Groot2Publisher's default server port (hri.run.groot2; not imported: zmq)
 
@@ -185,8 +186,8 @@ def _run_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
     if args.faults:  # one line naming the option, before anything starts
         scenario = scenario.with_faults(args.faults)
     duration = args.duration if args.duration is not None else scenario.simulation.duration_s
-    if duration <= 0:
-        raise HriError(f"--duration: must be positive, got {duration}")
+    if (problem := duration_problem(duration)) is not None:
+        raise HriError(f"--duration: {problem}")
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
         raise HriError(f"--seed: must not be negative, got {seed}")

@@ -51,6 +51,7 @@ from hri.bt.loggers.groot2_publisher import DEFAULT_PORT, Groot2Publisher
 from hri.bt.loggers.transitions import RECORD_SIZE
 from hri.run.groot2 import ROLE_ORDER, check_base_port, serve_trees
 
+MAX_SPEED = 1e6  # the fastest replay: a simulated year in about half a minute
 MAX_WAIT_S = 0.1  # the longest wait for a request: how late the end or a SIGTERM is noticed
 LOOP_WAIT_S = 0.001  # with --loop, the shortest wait between two looks (a replay may last no time)
 US = 1_000_000
@@ -194,8 +195,8 @@ class Replay:
     def __init__(self, trees: Mapping[str, RecordedTree], base: int = DEFAULT_PORT, speed: float = 1.0,
                  start_s: float = 0.0, end_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic, loop: bool = False) -> None:
-        if not math.isfinite(speed) or speed <= 0:
-            raise HriError(f"--speed {speed:g}: must be a positive number (1 is real time)")
+        if not math.isfinite(speed) or speed <= 0 or speed > MAX_SPEED:
+            raise HriError(f"--speed {speed:g}: must be a positive number up to {MAX_SPEED:g} (1 is real time)")
         check_base_port(base)
         self.start_us, self.end_us = replay_span(trees, start_s, end_s)
         self.speed = speed

@@ -36,6 +36,7 @@ import yaml
 
 from hri.base.errors import HriError
 from hri.base.files import plain_file_mode, write_atomic
+from hri.base.numbers import duration_problem
 from hri.scenario.load import load_scenario
 from hri.scenario.model import Scenario
 
@@ -259,8 +260,12 @@ def load_kept_run(path: Path, option: str = "--from") -> KeptRun:
         record = RunRecord(str(manifest["source"]), int(manifest["seed"]), float(manifest["duration_s"]),
                            list(manifest.get("overrides") or []), list(manifest.get("faults") or []),
                            bool(manifest.get("strict")), manifest.get("rerun_of"))
-    except (KeyError, TypeError, ValueError) as err:
-        raise HriError(f"{option} {path}: {MANIFEST} lacks a valid {err}") from None
+    except KeyError as err:
+        raise HriError(f"{option} {path}: {MANIFEST} lacks {err}") from None
+    except (TypeError, ValueError) as err:
+        raise HriError(f"{option} {path}: {MANIFEST} holds a value of the wrong kind ({err})") from None
+    if (problem := duration_problem(record.duration_s)) is not None:
+        raise HriError(f"{option} {path}: {MANIFEST}: duration_s {problem}")
     return KeptRun(path, load_scenario(str(path.resolve() / SCENARIO)), record)
 
 

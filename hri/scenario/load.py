@@ -22,7 +22,7 @@ from shapely.validation import explain_validity
 from hri.base.errors import HriError
 from hri.base.geometry import Area, Pose, yaw_quaternion
 from hri.base.yaml_values import check_collections, compose, load_value, scalar_value
-from hri.base.numbers import is_number
+from hri.base.numbers import duration_problem, is_number
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
@@ -311,6 +311,8 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
     for key in ("duration_s", "physics_rate_hz", "tree_rate_hz", "person_rate_hz"):
         if key in data["simulation"] and float(data["simulation"][key]) <= 0:
             fail(f"simulation.{key} must be positive", f"simulation.{key}")
+    if (problem := duration_problem(float(data["simulation"]["duration_s"]))) is not None:
+        fail(f"simulation.duration_s {problem}", "simulation.duration_s")
     if not 0.0 <= float(data["robot"]["reduced_velocity"]) <= 1.0:
         fail("robot.reduced_velocity must be within 0..1", "robot.reduced_velocity")
     if float(data["person"]["walk_stride_m"]) <= 0:  # metres per walk cycle: the walk would never end
