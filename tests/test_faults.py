@@ -79,6 +79,24 @@ def test_sigterm_ends_a_run_with_one_line_its_files_and_no_queue(tmp_path):
     assert not any(Path("/dev/mqueue").glob(f"hri-{process.pid}-*"))
 
 
+def test_an_output_that_cannot_be_written_is_named_and_leaves_no_hidden_file(tmp_path):
+    """A folder where trajectory.csv belongs; a file size limit the .btlog files outgrow: the
+    one line names the file the user sees, and no hidden file is left beside it."""
+    import resource
+
+    (tmp_path / "a" / "trajectory.csv").mkdir(parents=True)
+    result = hri("run", "coexistence", "--duration", "0.3", "--out", str(tmp_path / "a"))
+    assert (result.returncode, result.stderr) == (1, f"{tmp_path / 'a' / 'trajectory.csv'}: Is a directory\n")
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (12 * 1024, 12 * 1024))  # noqa: E731
+    result = subprocess.run([HRI, "run", "coexistence", "--duration", "1", "--out", str(tmp_path / "b")],
+                            capture_output=True, text=True, preexec_fn=limit, timeout=300)
+    assert result.returncode == 1 and result.stderr.endswith(".btlog: File too large\n")
+    assert result.stderr.startswith(str(tmp_path / "b")) and result.stderr.count("\n") == 1
+    for run in ("a", "b"):
+        assert not [p.name for p in (tmp_path / run).iterdir() if p.name.startswith(".")]
+        assert not (tmp_path / run / "stats.json").exists()  # the marker of a complete run's files
+
+
 def test_fault_specs_and_their_mistakes():
     assert parse_faults(["actor_hang@2.5", {"kind": "tree_hung", "at_s": 1, "tree": "person"}]) == [
         Fault("actor_hang", 2.5), Fault("tree_hung", 1.0, "person")]

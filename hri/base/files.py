@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable
 
 from hri.base.errors import HriError
 
@@ -88,9 +88,18 @@ def write_atomic(path: Path, data: str | bytes, prefix: str | None = None, mode:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise named(err, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def named(err: OSError, path: Path) -> OSError:
+    """``err`` naming ``path``, the file the user asked for, instead of a hidden file beside it
+    (the one line a failed write prints is ``PATH: reason``)."""
+    return OSError(err.errno, err.strerror, str(path))
 
 
 def is_alive(pid: int) -> bool:
@@ -108,6 +117,52 @@ def is_alive(pid: int) -> bool:
         return True
 
 
+class FillingFile:
+    """A hidden file beside ``target`` that a run fills as it goes, renamed over ``target`` in
+    one step when complete (:meth:`commit`), or removed (:meth:`discard`). A write that fails
+    (a full disk) removes it and raises the error naming ``target``."""
+
+    def __init__(self, target: Path, binary: bool = False) -> None:
+        self.target = Path(target)
+        fd, tmp = hidden_file(self.target)
+        self._tmp = Path(tmp)
+        self._file = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+
+    @property
+    def done(self) -> bool:
+        """Committed or discarded."""
+        return self._file.closed
+
+    def write(self, data: str | bytes) -> None:
+        try:
+            self._file.write(data)
+        except OSError as err:
+            self.discard()
+            raise named(err, self.target) from None
+
+    def commit(self) -> None:
+        """Flush to disk and put the file at ``target`` (nothing once done)."""
+        if self.done:
+            return
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(self._tmp, self.target)
+        except OSError as err:
+            self.discard()
+            raise named(err, self.target) from None
+
+    def discard(self) -> None:
+        """Remove the hidden file (nothing once committed)."""
+        if not self._file.closed:
+            try:
+                self._file.close()
+            except OSError:  # what it could not flush is lost with it
+                pass
+        self._tmp.unlink(missing_ok=True)
+
+
 class Spool:
     """Items (events, trajectory rows) kept in :attr:`items` until a file receives them.
 
@@ -122,17 +177,15 @@ class Spool:
         self.spilled = 0  # items already in the hidden file
         self._to_line = to_line
         self._header = header
-        self._file: TextIO | None = None
-        self._tmp: Path | None = None
+        self._file: FillingFile | None = None
         self._every = 0
 
     def __len__(self) -> int:
         return self.spilled + len(self.items)
 
     def spill_to(self, target: Path, every: int = 2000) -> None:
-        fd, tmp = hidden_file(target)
-        self._tmp, self._every = Path(tmp), every
-        self._file = os.fdopen(fd, "w", encoding="utf-8")
+        self._every = every
+        self._file = FillingFile(target)
         self._file.write(self._header)
 
     def append(self, item: Any) -> None:
@@ -151,20 +204,20 @@ class Spool:
             self._to_line(item) for item in self.items)
 
     def write(self, target: Path) -> None:
-        """The whole file at ``target``, in one step."""
+        """The whole file at ``target`` (the one spilled to, if any), in one step."""
         if self._file is None:
             write_atomic(target, self.lines())
             return
-        self._flush()
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self._tmp, target)
+        filling, self._file = self._file, None
+        try:
+            filling.write("".join(self._to_line(item) for item in self.items))
+        finally:
+            self.spilled += len(self.items)
+            self.items.clear()
+        filling.commit()
 
     def discard(self) -> None:
         """Remove the hidden file of a spool that will not be written."""
         if self._file is not None:
-            self._file.close()
+            self._file.discard()
             self._file = None
-            Path(self._tmp).unlink(missing_ok=True)

@@ -195,10 +195,14 @@ def write_run(out_dir: Path, stats: dict[str, Any], events: EventLog, trajectory
     """Write ``trajectory.csv``, the trees' ``.btlog`` files, ``events.jsonl``, then
     ``stats.json`` (last: its presence means the run's files are complete)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    if trajectory is not None:
-        trajectory.write(out_dir / "trajectory.csv")
-    for btlog in (btlogs or {}).values():
-        btlog.write()
+    try:
+        if trajectory is not None:
+            trajectory.write(out_dir / "trajectory.csv")
+        for btlog in (btlogs or {}).values():
+            btlog.write()
+    finally:  # a write that failed leaves no hidden .btlog file behind (a written one is gone)
+        for btlog in (btlogs or {}).values():
+            btlog.discard()
     events.write(out_dir / "events.jsonl")
     write_atomic(out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
 

@@ -27,11 +27,10 @@ records as they come, and renames the file over the target in one step when the 
 
 from __future__ import annotations
 
-import os
 import struct
 from pathlib import Path
 
-from hri.base.files import hidden_file
+from hri.base.files import FillingFile
 
 MAGIC = b"BTCPP4-FileLogger2"
 PROTOCOL = 1
@@ -55,9 +54,7 @@ class BtLogFile:
         if Path(target).suffix != SUFFIX:
             raise ValueError(f"{target}: a FileLogger2 file must end with {SUFFIX} (Groot2 opens no other)")
         self.target = Path(target)
-        fd, tmp = hidden_file(self.target)
-        self._tmp = Path(tmp)
-        self._file = os.fdopen(fd, "wb")
+        self._file = FillingFile(self.target, binary=True)
         self._file.write(btlog_header(xml, first_timestamp_us))
 
     def append(self, records: bytes) -> None:
@@ -66,15 +63,8 @@ class BtLogFile:
 
     def write(self) -> None:
         """Flush the file to disk and put it at the target in one step."""
-        if self._file.closed:
-            return
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        os.replace(self._tmp, self.target)
+        self._file.commit()
 
     def discard(self) -> None:
-        """Remove the hidden file of a log that will not be written."""
-        if not self._file.closed:
-            self._file.close()
-            self._tmp.unlink(missing_ok=True)
+        """Remove the hidden file of a log that will not be written (or failed to be)."""
+        self._file.discard()
