@@ -149,6 +149,40 @@ def test_bad_directories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert len(err) == 2 and "neither a run directory" in err[1]
 
 
+@pytest.mark.parametrize("name, text, error", [
+    ("stats.json", "[1, 2]", "stats.json: not a JSON object, as hri writes it"),
+    ("trajectory.csv", "", "trajectory.csv: not a trajectory of hri: no column 't'"),
+    ("trajectory.csv", "t,person_x\n0,1\n", "trajectory.csv: not a trajectory of hri: no column 'person_y'"),
+    ("trajectory.csv", "CUT", "trajectory.csv:5: not a row of numbers as hri writes it (cut short?)"),
+    ("trajectory.csv", b"\xa0\xff", "trajectory.csv: cannot read: 'utf-8' codec can't decode byte 0xa0"),
+])
+def test_a_damaged_run_file_gives_one_line_and_no_plots_folder(tmp_path, run_dir, capsys, name, text, error):
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    if text == "CUT":  # four whole rows after the header, then half a row
+        text = "".join((run / name).read_text().splitlines(keepends=True)[:5])[:-20]
+    (run / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert main(["stats", str(run), "--plots"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{run / error}"), err
+    assert not (run / "plots").exists()
+
+
+def test_a_damaged_batch_description_gives_one_line(tmp_path, capsys):
+    (tmp_path / "batch.json").write_text('{"configs": 7, "runs": -3}')
+    assert main(["stats", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"{tmp_path / 'batch.json'}: 'configs' is not a list, as hri writes it\n"
+
+
+def test_a_batch_is_not_written_into_a_runs_folder(tmp_path, run_dir, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    before = sorted(p.name for p in run.iterdir())
+    assert main(["batch", "coexistence", "--runs", "1", "--duration", "1", "--out", str(run)]) == 1
+    assert capsys.readouterr().err.endswith(f"--out {run}: holds a run of hri run, not a batch: give another folder\n")
+    assert sorted(p.name for p in run.iterdir()) == before
+
+
 def _check_png(path: Path) -> None:
     import matplotlib.image as mpimg
 

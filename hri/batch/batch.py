@@ -131,8 +131,10 @@ def batch_definition(scenario: str, duration_s: float, seed: int, runs: int,
 def claim_directory(out: Path, definition: dict[str, Any]) -> None:
     """Write ``batch.json``, or check that the one there describes the same batch."""
     output_folder(out, "--out")
-    (out / RUNS).mkdir(exist_ok=True)
     path = out / "batch.json"
+    if not path.exists() and any((out / name).exists() for name in ("stats.json", "manifest.json")):
+        raise HriError(f"--out {out}: holds a run of hri run, not a batch: give another folder")
+    (out / RUNS).mkdir(exist_ok=True)
     if not path.exists():
         write_atomic(path, (json.dumps(definition, indent=2) + "\n").encode())
         return
@@ -140,6 +142,8 @@ def claim_directory(out: Path, definition: dict[str, Any]) -> None:
         existing = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise HriError(f"--out {out}: unreadable batch.json ({err})") from None
+    if not isinstance(existing, dict):
+        raise HriError(f"--out {out}: batch.json does not describe a batch (not a JSON object)")
     diffs = [f"{key} {existing.get(key)!r} != {definition[key]!r}"
              for key in ("scenario", "duration_s", "seed", "runs", "sweep") if existing.get(key) != definition[key]]
     if diffs:

@@ -30,6 +30,7 @@ from matplotlib.patches import Patch, Polygon  # noqa: E402
 from hri.base.errors import HriError  # noqa: E402
 from hri.base.files import output_folder  # noqa: E402
 from hri.batch.report import Batch, RunDir, config_labels  # noqa: E402
+from hri.run.stats import TRAJECTORY_COLUMNS  # noqa: E402
 
 if TYPE_CHECKING:
     from hri.scenario.model import Scenario
@@ -40,21 +41,32 @@ ROW_DT = 0.1  # trajectory.csv has ten rows per simulated second
 
 
 def read_trajectory(path: Path) -> dict[str, np.ndarray]:
-    """``trajectory.csv`` as columns: floats, and ``zone`` as strings."""
+    """``trajectory.csv`` as columns (those of ``TRAJECTORY_COLUMNS``): floats, and ``zone`` as
+    strings; HriError (``FILE:LINE: ...``) for a file that is not one hri wrote whole."""
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as err:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except (OSError, ValueError, csv.Error) as err:  # unreadable, not UTF-8, not CSV
         raise HriError(f"{path}: cannot read: {err}") from None
-    if not rows:
-        return {"t": np.zeros(0), "person_x": np.zeros(0), "person_y": np.zeros(0), "zone": np.array([], str)}
-    out: dict[str, np.ndarray] = {}
-    for key in rows[0]:
-        if key == "zone":
-            out[key] = np.array([r[key] for r in rows])
-        else:
-            out[key] = np.array([float(r[key]) if r[key] not in ("", "None", "nan") else np.nan for r in rows])
+    missing = [key for key in TRAJECTORY_COLUMNS if key not in header]
+    if missing:
+        raise HriError(f"{path}: not a trajectory of hri: no column {missing[0]!r}")
+    out: dict[str, np.ndarray] = {"zone": np.array([r["zone"] for r in rows], str)}
+    for key in TRAJECTORY_COLUMNS:
+        if key != "zone":
+            out[key] = np.array([_cell(r[key], path, line) for line, r in enumerate(rows, 2)], float)
     return out
+
+
+def _cell(text: str | None, path: Path, line: int) -> float:
+    if text in ("", "None", "nan"):
+        return np.nan
+    try:
+        return float(text)  # None: the row is cut short
+    except (TypeError, ValueError):
+        raise HriError(f"{path}:{line}: not a row of numbers as hri writes it (cut short?)") from None
 
 
 def load_layout(name: str | None, overrides: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -321,8 +333,14 @@ def run_figures(run: RunDir) -> dict[str, Figure]:
 
 def write_plots(loaded: Batch | RunDir, out_dir: Path) -> list[Path]:
     """Save the figures of a batch or a run into ``out_dir``; returns the paths."""
+    made = not out_dir.exists()
     output_folder(out_dir, "--plots")  # before the figures are drawn
-    figures = batch_figures(loaded) if isinstance(loaded, Batch) else run_figures(loaded)
+    try:
+        figures = batch_figures(loaded) if isinstance(loaded, Batch) else run_figures(loaded)
+    except HriError:
+        if made:  # a run's files that cannot be drawn leave no empty folder
+            out_dir.rmdir()
+        raise
     written = []
     for name, fig in figures.items():
         path = out_dir / name

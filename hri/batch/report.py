@@ -181,11 +181,17 @@ def flatten(stats: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path`` (every file of a run or batch holds one), or one line."""
     try:
-        return json.loads(path.read_text())
+        value = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise HriError(f"{path}: cannot read: {err}") from None
+    if not isinstance(value, dict):
+        raise HriError(f"{path}: not a JSON object, as hri writes it")
+    if not isinstance(value.get("configs", []), list):
+        raise HriError(f"{path}: 'configs' is not a list, as hri writes it")
+    return value
 
 
 @dataclass
@@ -277,7 +283,7 @@ def load(path: Path) -> RunDir | Batch:
         runs_dir = path / "runs"
         dirs = sorted(d for d in runs_dir.iterdir() if d.is_dir() and not d.name.startswith(".tmp-")) \
             if runs_dir.is_dir() else []
-        return Batch(path, meta if isinstance(meta, dict) else {}, [_load_batch_run(d) for d in dirs])
+        return Batch(path, meta, [_load_batch_run(d) for d in dirs])
     raise HriError(f"{path}: neither a run directory (stats.json) nor a batch directory (batch.json)")
 
 
