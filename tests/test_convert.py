@@ -387,6 +387,12 @@ def test_comments_round_trip_through_both_writers(roots, notes):
 
 # --- one line per mistake ---------------------------------------------------------------------
 
+def nested(levels: int) -> str:
+    """A tree of ``levels`` Inverters around one leaf, on one line."""
+    return ('<root BTCPP_format="4" main_tree_to_execute="T"><BehaviorTree ID="T">' + "<Inverter>" * levels
+            + "<AlwaysSuccess/>" + "</Inverter>" * levels + "</BehaviorTree></root>")
+
+
 @pytest.mark.parametrize("name, text, args, error", [
     ("t.xml", None, [], "{t}: cannot read: No such file or directory"),
     ("sub.yaml", None, [], "{t}: cannot read: Is a directory"),
@@ -395,6 +401,9 @@ def test_comments_round_trip_through_both_writers(roots, notes):
     ("t.yaml", "BTCPP_format: 4\ntrees: [\n", [], "{t}:3: malformed YAML: "),
     ("t.xml", XML, ["-o", "{d}/no/folder/t.yaml"], "{d}/no/folder/t.yaml: cannot write: No such file or directory"),
     ("t.xml", XML, ["-o", "{d}/sub.yaml", "--force"], "{d}/sub.yaml: is a folder: -o names the file to write"),
+    ("t.xml", nested(1000), ["-o", "{d}/t.yaml"], "{t}:1: tree nested deeper than 256 levels"),
+    ("t.xml", nested(150), ["-o", "{d}/t.yaml"], "{t}: cannot be written as YAML: nested deeper than"),
+    ("t.xml", XML, ["-o", "{d}/t.yaml", "--plugin", "no_such_module"], "plugin 'no_such_module': cannot import"),
 ])
 def test_mistakes_give_one_line(tmp_path, convert, name, text, args, error):
     (tmp_path / "sub.yaml").mkdir()

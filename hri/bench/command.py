@@ -61,6 +61,10 @@ def bench_command(args: argparse.Namespace) -> int:
     from hri.bench.runner import run_benchmarks
 
     only = [name.strip() for value in args.only for name in value.split(",") if name.strip()]
+    if args.only and not only:  # an empty --only would otherwise run everything
+        from hri.base.errors import HriError
+
+        raise HriError("--only: name at least one benchmark, e.g. --only realtime")
     document = run_benchmarks(settings_from_args(args), only,
                               say=lambda line: print(f"bench: {line}", file=sys.stderr, flush=True))
     if args.json:

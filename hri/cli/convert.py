@@ -78,6 +78,28 @@ def _point_includes(root: Element, suffixes: tuple[str, ...], suffix: str) -> No
             element.attrib["path"] = stem + suffix
 
 
+def _check_depth(root: Element) -> None:
+    """HriError at the first element nested deeper than a tree may be (the tree builder's
+    ``MAX_DEPTH``): the writers would recurse too deep, and no run could load the output."""
+    from hri.bt.tree_builder import MAX_DEPTH
+
+    stack = [(child, 1) for child in root.children]
+    while stack:
+        element, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise HriError(f"tree nested deeper than {MAX_DEPTH} levels", element.file, element.line)
+        stack.extend((child, depth + 1) for child in element.children)
+
+
+def _check_yaml(text: str, source: Path, root: Element) -> None:
+    """The YAML written reads back (YAML nests three collections a tree level, and refuses
+    deep nesting sooner than XML): else HriError, before anything is written."""
+    try:
+        parse_yaml(text, "the YAML form")
+    except HriError as err:
+        raise HriError(f"cannot be written as YAML: {err.message}", str(source)) from None
+
+
 def _relocate_includes(root: Element, source_dir: Path, target_dir: Path) -> None:
     """Relative include paths, which count from the including file's folder, rewritten for a
     file written to another folder, so that they name the same files."""
@@ -148,6 +170,7 @@ def convert_file(source: Path, target: Path | None = None, *, force: bool = Fals
     if target_format is None:
         raise HriError(f"-o {target}: the output's suffix names its format: .xml, .yaml or .yml")
     root = _read(source, source_format)
+    _check_depth(root)
     _check_target(source, target, force)
     header = None
     if target_format != source_format:
@@ -160,7 +183,12 @@ def convert_file(source: Path, target: Path | None = None, *, force: bool = Fals
         models, warnings = _models(root, plugins)
         text = dump_xml(root, header=header, models=models)
     else:
+        if plugins:  # YAML lists no models, but a plug-in that does not load is a mistake all the same
+            from hri.bt.plugins import plugin_registry
+
+            plugin_registry(plugins, Path.cwd())
         text = dump_yaml(root, header=header)
+        _check_yaml(text, source, root)
     try:
         write_atomic(Path(os.path.realpath(target)), text)  # through a link: the file it names
     except OSError as err:

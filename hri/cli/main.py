@@ -61,9 +61,9 @@ def _build_parser() -> argparse.ArgumentParser:
                           "with --out, the new run goes there")
     run.add_argument("--record", type=Path, metavar="VIDEO",
                      help="record a video of the run, headless (.mp4 or .gif; docs/visualisation.md)")
-    run.add_argument("--record-fps", type=float, default=15.0, metavar="FPS",
+    run.add_argument("--record-fps", type=float, metavar="FPS",
                      help="frames per simulated second of --record (default 15)")
-    run.add_argument("--record-size", default="800x450", metavar="WxH",
+    run.add_argument("--record-size", metavar="WxH",
                      help="frame size of --record in pixels (default 800x450)")
     run.add_argument("--show-trees", action="store_true",
                      help="show both trees' node statuses live in the terminal (on stderr)")
@@ -221,10 +221,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     scenario, record = _run_inputs(args)
     duration = record.duration_s
     observers = []
+    for option, value in (("--record-fps", args.record_fps), ("--record-size", args.record_size)):
+        if value is not None and args.record is None:
+            raise HriError(f"{option}: only with --record")
     if args.record is not None:
         from hri.view.record import Recorder, parse_size
 
-        observers.append(Recorder(args.record, args.record_fps, parse_size(args.record_size), duration_s=duration))
+        fps = 15.0 if args.record_fps is None else args.record_fps
+        observers.append(Recorder(args.record, fps, parse_size(args.record_size or "800x450"), duration_s=duration))
     if args.show_trees:
         from hri.view.terminal_view import TreeView
 

@@ -44,7 +44,9 @@ class Fault:
             at_s = float(spec.get("at_s", 0.0))
         except (TypeError, ValueError):
             raise HriError(f"{where}: at_s must be a number of simulated seconds, got {spec.get('at_s')!r}") from None
-        if not np.isfinite(at_s) or at_s < 0:
+        if not np.isfinite(at_s):
+            raise HriError(f"{where}: at_s must be a finite number of simulated seconds, got {at_s}")
+        if at_s < 0:
             raise HriError(f"{where}: at_s must not be negative, got {at_s}")
         tree = spec.get("tree", "robot")
         if tree not in ("person", "robot"):
