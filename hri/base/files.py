@@ -102,6 +102,16 @@ def named(err: OSError, path: Path) -> OSError:
     return OSError(err.errno, err.strerror, str(path))
 
 
+def wrong_kind(path: Path, folder: bool = False) -> str | None:
+    """Why ``path``, which exists, is not the file (or, with ``folder``, the folder) to read, or
+    None: a message that names what it is instead of calling it missing."""
+    if path.is_dir():
+        return None if folder else "is a folder, not a file"
+    if path.is_file():
+        return "is a file, not a folder" if folder else None
+    return None if not path.exists() else f"is not a regular {'folder' if folder else 'file'}"
+
+
 def is_alive(pid: int) -> bool:
     """True while the process exists and is not a zombie (killed, not yet reaped)."""
     try:

@@ -35,6 +35,7 @@ import numpy as np
 from scipy import stats as sps
 
 from hri.base.errors import HriError
+from hri.base.files import wrong_kind
 from hri.base.numbers import is_number
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -272,7 +273,7 @@ def _load_batch_run(path: Path) -> RunDir:
 def load(path: Path) -> RunDir | Batch:
     """A run directory (``stats.json``) or a batch directory (``batch.json``)."""
     if not path.is_dir():
-        raise HriError(f"{path}: no such directory")
+        raise HriError(f"{path}: {wrong_kind(path, folder=True) or 'no such directory'}")
     if (path / "stats.json").is_file():
         run = RunDir(path, _read_json(path / "stats.json"), path.name)
         if (path / "run.json").is_file():  # a run inside a batch: its overrides matter for the floor plan

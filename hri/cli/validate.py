@@ -20,6 +20,7 @@ from typing import Iterable, Sequence
 from hri.bt.factory import NodeRegistry
 from hri.bt.keys import TreeWarning
 from hri.base.errors import HriError
+from hri.base.files import wrong_kind
 
 ROLE_ENTRIES = {"person": (), "robot": ("human_pose", "human_zone", "ssm_speed_cap")}
 """Entries the simulation adds to one role's blackboard beyond the scenario's."""
@@ -40,7 +41,7 @@ def validate_files(paths: list[Path], plugins: Sequence[str] = ()) -> list[HriEr
     problems: list[HriError] = []
     for path in paths:
         if not path.is_file():
-            problems.append(HriError("a folder, not a file" if path.is_dir() else "file not found", str(path)))
+            problems.append(HriError(wrong_kind(path) or "file not found", str(path)))
         elif path.suffix.lower() == ".xml" or (path.suffix.lower() in (".yaml", ".yml") and _is_yaml_tree(path)):
             problems.extend(validate_tree(str(path), registry))
         elif path.suffix.lower() in (".yaml", ".yml") and _is_clip(path):

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from hri.base.errors import HriError
-from hri.base.files import plain_file_mode, write_atomic
+from hri.base.files import plain_file_mode, write_atomic, wrong_kind
 from hri.base.numbers import duration_problem
 from hri.scenario.load import load_scenario
 from hri.scenario.model import Scenario
@@ -228,7 +228,7 @@ def is_run_dir(path: Path) -> bool:
 def read_manifest(path: Path, option: str = "--from") -> dict[str, Any]:
     """The run directory's manifest, or a one-line error naming ``option``."""
     if not path.is_dir():
-        raise HriError(f"{option} {path}: no such directory")
+        raise HriError(f"{option} {path}: {wrong_kind(path, folder=True) or 'no such directory'}")
     if not is_run_dir(path):
         raise HriError(f"{option} {path}: not a run directory (no {MANIFEST}; hri run --out and hri batch write one)")
     try:

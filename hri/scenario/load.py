@@ -20,6 +20,7 @@ from shapely.geometry import MultiPoint, Polygon
 from shapely.validation import explain_validity
 
 from hri.base.errors import HriError
+from hri.base.files import wrong_kind
 from hri.base.geometry import Area, Pose, yaw_quaternion
 from hri.base.yaml_values import check_collections, compose, load_value, scalar_value
 from hri.base.numbers import duration_problem, is_number
@@ -93,7 +94,7 @@ def resolve_scenario_path(name_or_path: str) -> Path:
         return path
     path = Path(name_or_path)
     if not path.is_file():
-        raise HriError(f"{name_or_path}: no such scenario file")
+        raise HriError(f"{name_or_path}: {wrong_kind(path) or 'no such scenario file'}")
     return path
 
 
