@@ -218,13 +218,9 @@ class Spool:
         if self._file is None:
             write_atomic(target, self.lines())
             return
-        filling, self._file = self._file, None
-        try:
-            filling.write("".join(self._to_line(item) for item in self.items))
-        finally:
-            self.spilled += len(self.items)
-            self.items.clear()
-        filling.commit()
+        self._flush()
+        self._file.commit()
+        self._file = None
 
     def discard(self) -> None:
         """Remove the hidden file of a spool that will not be written."""

@@ -17,9 +17,9 @@ The queues are closed and unlinked and the registry file removed when the ``with
 ends (normally or by an exception), at interpreter exit (:mod:`atexit`), and on SIGTERM: while
 a run is open and nobody else has set a SIGTERM handler, one is installed that raises
 :class:`~hri.base.errors.Terminated`, a ``SystemExit`` (so ``with`` blocks unwind and atexit
-runs); it is removed again when the last run closes. A run killed by SIGKILL (or a crash) leaves its queues behind: the next run calls
-:func:`cleanup_stale`, which removes the queues of registry entries whose process is gone and
-never touches a live run.
+runs); it is removed again when the last run closes. A run killed by SIGKILL (or a crash)
+leaves its queues behind: the next run calls :func:`cleanup_stale`, which removes the queues
+of registry entries whose process is gone and never touches a live run.
 
 Linux offers no system call listing message queues (and ``/dev/mqueue`` is often not
 mounted), so the registry is the only record; :func:`queue_exists` checks a single name.

@@ -25,7 +25,7 @@ MAX_DURATION_S = 1e9
 def duration_problem(value: float) -> str | None:
     """Why ``value`` is no simulated duration (positive, finite, at most ``MAX_DURATION_S``),
     or None."""
-    if value != value:
+    if math.isnan(value):
         return "must be a number of seconds, got nan"
     if not value > 0:
         return f"must be positive, got {value}"

@@ -190,8 +190,6 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise HriError(f"{path}: cannot read: {err}") from None
     if not isinstance(value, dict):
         raise HriError(f"{path}: not a JSON object, as hri writes it")
-    if not isinstance(value.get("configs", []), list):
-        raise HriError(f"{path}: 'configs' is not a list, as hri writes it")
     return value
 
 
@@ -281,6 +279,8 @@ def load(path: Path) -> RunDir | Batch:
         return run
     if (path / "batch.json").is_file():
         meta = _read_json(path / "batch.json")
+        if not isinstance(meta.get("configs", []), list):
+            raise HriError(f"{path / 'batch.json'}: 'configs' is not a list, as hri writes it")
         runs_dir = path / "runs"
         dirs = sorted(d for d in runs_dir.iterdir() if d.is_dir() and not d.name.startswith(".tmp-")) \
             if runs_dir.is_dir() else []

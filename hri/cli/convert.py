@@ -91,7 +91,7 @@ def _check_depth(root: Element) -> None:
         stack.extend((child, depth + 1) for child in element.children)
 
 
-def _check_yaml(text: str, source: Path, root: Element) -> None:
+def _check_yaml(text: str, source: Path) -> None:
     """The YAML written reads back (YAML nests three collections a tree level, and refuses
     deep nesting sooner than XML): else HriError, before anything is written."""
     try:
@@ -188,7 +188,7 @@ def convert_file(source: Path, target: Path | None = None, *, force: bool = Fals
 
             plugin_registry(plugins, Path.cwd())
         text = dump_yaml(root, header=header)
-        _check_yaml(text, source, root)
+        _check_yaml(text, source)
     try:
         write_atomic(Path(os.path.realpath(target)), text)  # through a link: the file it names
     except OSError as err:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib.resources
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -445,9 +446,7 @@ def _read_net(net: Any, fail: Fail) -> NetworkQuality:
         known = ("default", *NET_CHANNELS)
         for name in net:
             if name not in known:
-                close = difflib.get_close_matches(str(name), known, n=1)
-                hint = f"did you mean '{close[0]}'?" if close else f"the channels: {', '.join(known)}"
-                fail(f"unknown channel 'net.{name}' ({hint})", f"net.{name}")
+                _fail_unknown("channel", f"net.{name}", name, known, fail, listing="the channels")
     try:
         return NetworkQuality.from_dict(net)
     except ConfigError as err:  # its message starts with the key path: "net.safety.loss: ..."
@@ -460,15 +459,22 @@ def _points(value: Any) -> list[tuple[float, float]]:
     return [(float(x), float(y)) for x, y in value]
 
 
+def _fail_unknown(what: str, dotted: str, key: Any, known: Sequence[str], fail: Fail,
+                  listing: str = "known") -> None:
+    """``unknown WHAT 'DOTTED' (did you mean ...?)`` at ``dotted``'s line, or the ``known``
+    names when none is close."""
+    close = difflib.get_close_matches(str(key), list(known), n=1)
+    hint = f"did you mean '{close[0]}'?" if close else f"{listing}: {', '.join(known)}"
+    fail(f"unknown {what} '{dotted}' ({hint})", dotted)
+
+
 def _check_schema(data: dict, schema: dict, prefix: str, fail: Fail) -> None:
     if not isinstance(data, dict):
         fail(f"'{prefix}' must be a mapping", prefix)
     for key, value in data.items():
         dotted = f"{prefix}.{key}" if prefix else key
         if key not in schema:
-            close = difflib.get_close_matches(str(key), list(schema), n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(schema)}"
-            fail(f"unknown key '{dotted}' ({hint})", dotted)
+            _fail_unknown("key", dotted, key, list(schema), fail)
         expected = schema[key]
         if expected == "any":
             continue
