@@ -237,6 +237,47 @@ def test_failing_run_is_recorded_and_retried(tmp_path: Path) -> None:
     assert again.returncode == 1 and "skipping 1 already finished, retrying 1 failed" in again.stdout
 
 
+def _tree(folder: Path) -> dict[str, bytes | str]:
+    """Every entry under ``folder``: a file's bytes, a link's target, a folder's name."""
+    return {str(p.relative_to(folder)): os.readlink(p) if p.is_symlink() else p.read_bytes() if p.is_file() else "/"
+            for p in sorted(folder.rglob("*"))}
+
+
+def test_a_batch_deletes_nothing_it_did_not_make(tmp_path: Path) -> None:
+    """A folder of the user's and a run of hri run in runs/, beside a failed run the batch would
+    retry, and a runs/ that is a link: the batch refuses in one line naming what is not its own,
+    before it deletes anything; without them it retries its failed run as before."""
+    out = tmp_path / "P"
+    cmd = HRI + ["batch", "coexistence", "--runs", "1", "--duration", "1", "--workers", "1",
+                 "--set", f"areas={AREAS_OK},{AREAS_BROKEN}", "--out", str(out)]
+    assert subprocess.run(cmd, capture_output=True, text=True, timeout=120).returncode == 1  # c001 failed
+    (out / "runs" / "my_thesis_data").mkdir()
+    (out / "runs" / "my_thesis_data" / "notes.txt").write_text("two years of work")
+    assert main(["run", "coexistence", "--duration", "0.5", "--seed", "10", "--out", str(out / "runs" / "seed10")]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "run.json").write_text("{}")
+    (out / "runs" / "c001-r0001").symlink_to(elsewhere)
+    before, outside = _tree(tmp_path / "P"), _tree(elsewhere)
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (f"--out {out}: {out / 'runs' / 'c001-r0001'} was not made by this batch; hri batch "
+                             "keeps only its own runs in runs/ (move it elsewhere, or give another --out)\n")
+    assert _tree(out) == before and _tree(elsewhere) == outside
+    link = tmp_path / "Q"  # runs/ a link to that folder: refused, not followed
+    link.mkdir()
+    (link / "runs").symlink_to(out / "runs")
+    result = subprocess.run(cmd[:-1] + [str(link)], capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stderr) == (1, f"--out {link}: {link / 'runs'} is a link; a batch keeps its "
+                                                     "runs in a folder of its own\n")
+    assert _tree(out) == before and sorted(p.name for p in link.iterdir()) == ["runs"]
+    for name in ("my_thesis_data", "seed10", "c001-r0001"):
+        (out / "runs" / name).rename(tmp_path / name)
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "skipping 1 already finished, retrying 1 failed" in again.stdout
+    assert (tmp_path / "my_thesis_data" / "notes.txt").read_text() == "two years of work"
+
+
 def test_two_workers_vs_one(tmp_path: Path) -> None:
     times = {}
     for workers in (1, 2):

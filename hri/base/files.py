@@ -1,13 +1,19 @@
-"""Small helpers for the files and processes of runs: atomic writes, spools, is a process alive.
+"""Small helpers for the files and processes of runs: atomic writes, spools, staging folders,
+is a process alive.
 
 A reader never sees half a file: :func:`write_atomic` writes a temporary file beside the
 target, flushes it to disk, and renames it over the target; a :class:`Spool` does the same
-for a file written line by line over a whole run.
+for a file written line by line over a whole run. A whole set of files is made in a
+:func:`staging_folder` and moved into place at the end; the staging folders of processes
+that died (SIGKILL) are removed by the next command that writes there
+(:func:`remove_dead_staging`). A command writes over an existing file only when asked
+(:func:`check_new_file`), and a link in its place is replaced, never followed.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -29,9 +35,8 @@ def output_folder(path: Path | str, option: str) -> Path:
 
 
 def check_output_folder(path: Path | str, option: str) -> None:
-    """As :func:`output_folder`, without creating anything (for ``run --out``, which makes
-    nothing before the run starts): ``path`` is a folder one can write in, or the folder
-    nearest to it that exists is."""
+    """As :func:`output_folder`, without creating anything: ``path`` is a folder one can write
+    in, or the folder nearest to it that exists is."""
     path = Path(path)
     existing = path
     while not existing.exists() and existing != existing.parent:
@@ -65,6 +70,44 @@ def plain_file_mode() -> int:
         umask = os.umask(0)
         os.umask(umask)
     return 0o666 & ~umask
+
+
+def plain_folder_mode() -> int:
+    """The mode a plain new folder gets under this process's umask (``mkdtemp`` makes 0700)."""
+    mode = plain_file_mode()
+    return mode | (mode & 0o444) >> 2
+
+
+def staging_folder(parent: Path, prefix: str) -> Path:
+    """A new hidden folder in ``parent``, named ``prefix``, some random letters and ``-PID``
+    (this process's), with the mode of a plain new folder: where a set of files is made before
+    it is moved into place. :func:`remove_dead_staging` removes it once this process is gone."""
+    path = Path(tempfile.mkdtemp(dir=parent, prefix=prefix, suffix=f"-{os.getpid()}"))
+    os.chmod(path, plain_folder_mode())
+    return path
+
+
+def remove_dead_staging(parent: Path, prefix: str) -> None:
+    """Delete the folders in ``parent`` named ``prefix...-PID`` whose process is gone: what a
+    killed process left of its :func:`staging_folder`. Only real folders: a link so named is
+    neither followed nor removed."""
+    for entry in parent.iterdir():
+        if entry.name.startswith(prefix) and entry.is_dir() and not entry.is_symlink():
+            pid = entry.name.rsplit("-", 1)[-1]
+            if not (pid.isdigit() and is_alive(int(pid))):
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def check_new_file(target: Path, force: bool, option: str) -> None:
+    """HriError naming ``target`` unless a command may write it: it does not exist, or it is a
+    file and ``force`` is given (a link there is then replaced, not followed). ``option`` is
+    the option that names the file."""
+    if not (target.exists() or target.is_symlink()):
+        return
+    if target.is_dir():
+        raise HriError(f"is a folder: {option} names the file to write", str(target))
+    if not force:
+        raise HriError(f"exists: pass --force to overwrite it, or {option} to write elsewhere", str(target))
 
 
 def hidden_file(target: Path, suffix: str = "", prefix: str | None = None,

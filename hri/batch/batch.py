@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from hri.base.errors import HriError
-from hri.base.files import hidden_file, is_alive, output_folder, write_atomic
+from hri.base.files import hidden_file, output_folder, remove_dead_staging, staging_folder, write_atomic
 from hri.base.numbers import duration_problem, is_number
 from hri.base.yaml_values import load_value
 from hri.batch import backends
@@ -129,15 +129,30 @@ def batch_definition(scenario: str, duration_s: float, seed: int, runs: int,
 
 
 def claim_directory(out: Path, definition: dict[str, Any]) -> None:
-    """Write ``batch.json``, or check that the one there describes the same batch."""
+    """Write ``batch.json``, or check that the one there describes the same batch; refuse (in
+    one line naming it) anything in ``runs/`` this batch did not make, before anything is
+    written or deleted."""
     output_folder(out, "--out")
     path = out / "batch.json"
-    if not path.exists() and any((out / name).exists() for name in ("stats.json", "manifest.json")):
-        raise HriError(f"--out {out}: holds a run of hri run, not a batch: give another folder")
-    (out / RUNS).mkdir(exist_ok=True)
+    if not path.exists():
+        for name in ("stats.json", "manifest.json"):
+            if (out / name).exists():
+                raise HriError(f"--out {out}: holds a run of hri run, not a batch: give another folder")
+        if (out / "results.parquet").exists() or (out / "results.parquet").is_symlink():
+            raise HriError(f"--out {out}: holds a results.parquet that no batch there made: give another folder")
+    else:
+        _check_same_batch(out, path, definition)
+    runs = out / RUNS
+    if runs.is_symlink() or (runs.exists() and not runs.is_dir()):
+        raise HriError(f"--out {out}: {runs} is {'a link' if runs.is_symlink() else 'not a folder'}; "
+                       "a batch keeps its runs in a folder of its own")
+    runs.mkdir(exist_ok=True)
+    check_runs_dir(runs, expected_runs(definition))
     if not path.exists():
         write_atomic(path, (json.dumps(definition, indent=2) + "\n").encode())
-        return
+
+
+def _check_same_batch(out: Path, path: Path, definition: dict[str, Any]) -> None:
     try:
         existing = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
@@ -150,6 +165,32 @@ def claim_directory(out: Path, definition: dict[str, Any]) -> None:
         raise HriError(f"--out {out}: holds a different batch ({'; '.join(diffs)})")
 
 
+def expected_runs(definition: dict[str, Any]) -> dict[str, int]:
+    """The run ids of the batch with their seeds."""
+    seeds = run_seeds(definition["seed"], definition["runs"])
+    return {run_id(ci, k): seeds[k] for k in range(definition["runs"]) for ci in range(len(definition["configs"]))}
+
+
+def is_own_run(entry: Path, expected: dict[str, int]) -> bool:
+    """A folder the batch made: a run id of the batch, with the ``run.json`` the batch writes
+    into each of its runs (its mark) naming that run and its seed."""
+    if entry.is_symlink() or not entry.is_dir() or entry.name not in expected:
+        return False
+    record = read_run(entry)
+    return isinstance(record, dict) and record.get("run_id") == entry.name and record.get("seed") == expected[entry.name]
+
+
+def check_runs_dir(runs_dir: Path, expected: dict[str, int]) -> None:
+    """HriError naming the first entry of ``runs/`` that the batch did not make: only its runs
+    and its temporary folders (``.tmp-...-PID``) may be there, as the batch deletes failed runs
+    and dead temporary folders to run them again."""
+    for entry in sorted(runs_dir.iterdir()):
+        temporary = entry.name.startswith(TMP_PREFIX) and entry.is_dir() and not entry.is_symlink()
+        if not (temporary or is_own_run(entry, expected)):
+            raise HriError(f"--out {runs_dir.parent}: {entry} was not made by this batch; hri batch keeps "
+                           f"only its own runs in {RUNS}/ (move it elsewhere, or give another --out)")
+
+
 # --- one run (executes in a worker) ---------------------------------------------------
 def execute_run(task: dict[str, Any]) -> dict[str, Any]:
     """Run one task in a temporary directory and rename it into place; never raises for a
@@ -159,9 +200,7 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
     import_pybullet_quietly()
     runs_dir = Path(task["runs_dir"])
     final = runs_dir / task["run_id"]
-    tmp = runs_dir / f"{TMP_PREFIX}{task['run_id']}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = staging_folder(runs_dir, f"{TMP_PREFIX}{task['run_id']}-")
     start = time.perf_counter()
     status, error, sim_time = "ok", None, 0.0
     try:
@@ -203,33 +242,23 @@ def read_run(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def remove_dead_tmp(runs_dir: Path) -> None:
-    """Delete the temporary directories of runs whose process is gone."""
-    for entry in runs_dir.iterdir():
-        if entry.name.startswith(TMP_PREFIX):
-            pid = entry.name.rsplit("-", 1)[-1]
-            if not (pid.isdigit() and is_alive(int(pid))):
-                shutil.rmtree(entry, ignore_errors=True)
-
-
 def prepare_runs_dir(runs_dir: Path) -> tuple[set[str], int]:
     """Remove leftovers of dead runs and failed runs (to retry them); return the finished
-    run ids and how many failed runs were cleared."""
-    remove_dead_tmp(runs_dir)
+    run ids and how many failed runs were cleared. Only what :func:`check_runs_dir` found to
+    be the batch's own is there."""
+    remove_dead_staging(runs_dir, TMP_PREFIX)
     finished, cleared = set(), 0
     for entry in sorted(runs_dir.iterdir()):
-        if not entry.is_dir():
-            continue
-        if entry.name.startswith("."):  # temporary, or not a run
+        if entry.name.startswith("."):  # temporary, not a run
             continue
         record = read_run(entry)
         if record is not None and record.get("status") == "ok":
             finished.add(entry.name)
-        else:  # failed (or foreign): move aside atomically, then delete
+        else:  # failed: move aside atomically, then delete
             aside = runs_dir / f"{TMP_PREFIX}{entry.name}-retry-{os.getpid()}"
             os.rename(entry, aside)
             shutil.rmtree(aside, ignore_errors=True)
-            cleared += record is not None
+            cleared += 1
     return finished, cleared
 
 
@@ -395,7 +424,7 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
         say(f"hri batch: {why}; {kept} finished runs kept in {out}; resume with {resume_hint}")
         return 130 if isinstance(stop, KeyboardInterrupt) else 1
     progress.close()
-    remove_dead_tmp(runs_dir)
+    remove_dead_staging(runs_dir, TMP_PREFIX)
     path = build_results(out)
     failed = progress.failed
     say(f"batch: {progress.done} runs done, {skipped} skipped, {failed} failed; results in {path}")
