@@ -170,7 +170,7 @@ def test_out_never_replaces_a_users_own_scenario_or_inputs(tmp_path: Path, capsy
     assert main(["run", "coexistence", "--duration", "1", "--out", str(mine)]) == 1
     assert "that no run wrote" in capsys.readouterr().err
     assert (mine / "inputs" / "notes.txt").read_text() == "mine" and (mine / SCENARIO).read_text() == "name: mine\n"
-    run = tmp_path / "run"  # an earlier run's folder is written over, its inputs replaced
+    run = tmp_path / "run"  # an earlier run's folder is written over with --force, its inputs replaced
     _run(capsys, "coexistence", "--duration", "1", "--out", str(run))
-    _run(capsys, str(_own_scenario(tmp_path / "own")), "--duration", "1", "--out", str(run))
+    _run(capsys, str(_own_scenario(tmp_path / "own")), "--duration", "1", "--out", str(run), "--force")
     assert (run / "inputs" / "plugins").is_dir() and load_kept_run(run).scenario.name == "my_patrol"

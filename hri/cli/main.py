@@ -21,6 +21,7 @@ from hri.base.numbers import duration_problem
 DEFAULT_GROOT2_PORT = 1667  # BehaviorTree.CPP Groot2Publisher's default server port (hri.run.groot2; not imported: zmq)
 
 if TYPE_CHECKING:
+    from hri.run.out_folder import OutFolder
     from hri.run.run_dir import RunRecord
     from hri.scenario.model import Scenario
 
@@ -56,6 +57,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
                      "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
+    run.add_argument("--force", action="store_true",
+                     help="replace the run already in --out (its files only) and an existing --record file")
     run.add_argument("--from", dest="from_run", type=Path, metavar="RUN_DIR",
                      help="run again exactly the run kept in RUN_DIR (a --out folder or a batch run); "
                           "with --out, the new run goes there")
@@ -215,7 +218,6 @@ def _rerun_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from hri.run.sim import run_scenario
     from hri.run.stats import format_table
 
     scenario, record = _run_inputs(args)
@@ -225,37 +227,63 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if value is not None and args.record is None:
             raise HriError(f"{option}: only with --record")
     if args.record is not None:
+        from hri.base.files import check_new_file
         from hri.view.record import Recorder, parse_size
 
         fps = 15.0 if args.record_fps is None else args.record_fps
         observers.append(Recorder(args.record, fps, parse_size(args.record_size or "800x450"), duration_s=duration))
+        check_new_file(args.record, args.force, "--record")
     if args.show_trees:
         from hri.view.terminal_view import TreeView
 
         observers.append(TreeView())
+    folder = None
     if args.out is not None:
         from hri.scenario.faults import check_split
-        from hri.base.files import check_output_folder
-        from hri.run.run_dir import keep_inputs
+        from hri.run.out_folder import OutFolder
 
-        check_output_folder(args.out, "--out")
         check_split(scenario.faults, args.split)  # refused before anything is written
-        keep_inputs(args.out, scenario, record)  # before the run: a failed run says what ran too
-    window = None
-    if args.gui:
-        from hri.view.live_view import LiveView
-
-        window = LiveView()
+        folder = OutFolder(args.out, force=args.force)  # the run is made in its staging folder
+    elif args.force and args.record is None:
+        raise HriError("--force: only with --out or --record (it lets them replace what is there)")
     try:
-        stats = run_scenario(scenario, duration, seed=record.seed, window=window, realtime=args.realtime,
-                             out_dir=args.out, observers=observers, split=args.split, strict=record.strict,
-                             groot2_port=args.groot2)
+        stats = _run_into(args, scenario, record, observers, folder)
+    except OSError as err:  # name the file in --out, not its staged copy
+        if folder is None:
+            raise
+        raise folder.final(err) from None
+    print(json.dumps(stats) if args.json else format_table(stats))
+    return 0
+
+
+def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, observers: list,
+              folder: "OutFolder | None") -> dict:
+    """The run, its files made in ``folder``'s staging folder and put in place at the end."""
+    from hri.run.run_dir import keep_inputs
+    from hri.run.sim import run_scenario
+    from hri.run.stats import format_table
+
+    out_dir = None if folder is None else folder.staging
+    try:
+        if out_dir is not None:
+            keep_inputs(out_dir, scenario, record)  # before the run: a failed run says what ran too
+        window = None
+        if args.gui:
+            from hri.view.live_view import LiveView
+
+            window = LiveView()
+        return run_scenario(scenario, record.duration_s, seed=record.seed, window=window, realtime=args.realtime,
+                            out_dir=out_dir, observers=observers, split=args.split, strict=record.strict,
+                            groot2_port=args.groot2)
     except HriError as err:  # a run that ended early prints what it has too ("complete": false)
+        if folder is not None:  # a traceback kept in the run is named where it will be
+            err.message = err.message.replace(str(folder.staging), str(folder.path))
         if err.stats is not None:
             print(json.dumps(err.stats) if args.json else format_table(err.stats), flush=True)
         raise
-    print(json.dumps(stats) if args.json else format_table(stats))
-    return 0
+    finally:
+        if folder is not None:
+            folder.finish()
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from hri.base.errors import HriError
-from hri.base.files import plain_file_mode, write_atomic, wrong_kind
+from hri.base.files import plain_folder_mode, write_atomic, wrong_kind
 from hri.base.numbers import duration_problem
 from hri.scenario.load import load_scenario
 from hri.scenario.model import Scenario
@@ -73,20 +73,18 @@ class KeptRun:
 
 # --- writing --------------------------------------------------------------------------------
 
-def keep_inputs(out_dir: Path, scenario: Scenario, record: RunRecord, option: str = "--out") -> None:
-    """Write ``scenario.yaml``, ``inputs/`` and then ``manifest.json`` into ``out_dir``,
-    replacing the inputs of an earlier run there (never files of the user's own)."""
-    _check_replaceable(out_dir, option)
+def keep_inputs(out_dir: Path, scenario: Scenario, record: RunRecord) -> None:
+    """Write ``scenario.yaml``, ``inputs/`` and then ``manifest.json`` into ``out_dir``, a
+    folder of its own for this run (the staging folder of :mod:`hri.run.out_folder`, a batch
+    run's temporary folder), which holds no run yet."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / MANIFEST).unlink(missing_ok=True)  # absent until the new inputs are complete
     staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=f".{INPUTS}-"))
-    mode = plain_file_mode()
-    os.chmod(staging, mode | (mode & 0o444) >> 2)  # mkdtemp's 0700 would hide inputs/ from others
+    os.chmod(staging, plain_folder_mode())  # mkdtemp's 0700 would hide inputs/ from others
     try:
         files, data = _copy_inputs(scenario, staging)
         text = _dump_scenario(data)
         write_atomic(out_dir / SCENARIO, text)
-        _swap_folder(staging, out_dir / INPUTS)
+        os.rename(staging, out_dir / INPUTS)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -96,7 +94,7 @@ def keep_inputs(out_dir: Path, scenario: Scenario, record: RunRecord, option: st
     write_atomic(out_dir / MANIFEST, json.dumps(manifest, indent=2) + "\n")
 
 
-def _check_replaceable(out_dir: Path, option: str) -> None:
+def check_replaceable(out_dir: Path, option: str) -> None:
     """A ``scenario.yaml`` or ``inputs/`` already in ``out_dir`` is an earlier run's: one we
     wrote (manifest, or our header), not a user's own folder given as ``--out``."""
     scenario, inputs = out_dir / SCENARIO, out_dir / INPUTS
@@ -205,17 +203,6 @@ class _NoAliases(yaml.SafeDumper):
 
 def _dump_scenario(data: dict) -> str:
     return _HEADER + yaml.dump(data, Dumper=_NoAliases, sort_keys=False, allow_unicode=True, default_flow_style=None)
-
-
-def _swap_folder(new: Path, target: Path) -> None:
-    """Put ``new`` at ``target``; an old ``target`` is moved aside first, then deleted."""
-    if target.exists():
-        aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-old-"))
-        os.rename(target, aside / target.name)
-        os.rename(new, target)
-        shutil.rmtree(aside, ignore_errors=True)
-    else:
-        os.rename(new, target)
 
 
 # --- reading --------------------------------------------------------------------------------
