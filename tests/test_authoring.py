@@ -138,7 +138,7 @@ def test_a_render_that_cannot_be_written_whole_leaves_the_old_file(tmp_path, suf
     out = tmp_path / f"tree{suffix}"
     out.write_text("old")
     limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))  # noqa: E731
-    result = subprocess.run([HRI, "render", str(TREES / "coexistence_robot.xml"), "-o", str(out)],
+    result = subprocess.run([HRI, "render", str(TREES / "coexistence_robot.xml"), "-o", str(out), "--force"],
                             capture_output=True, text=True, preexec_fn=limit, timeout=120)
     assert result.returncode == 1
     assert result.stderr == f"{out}: cannot write: File too large\n"

@@ -1,5 +1,6 @@
 """Commands write, overwrite and delete only what they made: ``hri run --out`` (one run at a
-time in a folder, never two mixed, SIGKILL at any moment leaves the old run whole or none)."""
+time in a folder, never two mixed, SIGKILL at any moment leaves the old run whole or none),
+``hri stats --plots``, ``hri render -o``, ``hri run --record``."""
 
 from __future__ import annotations
 
@@ -169,3 +170,37 @@ def test_sigkill_at_ten_moments_leaves_the_old_run_or_none(tmp_path: Path) -> No
     assert main(["run", "coexistence", "--duration", "1", "--seed", "3", "--out", str(out), "--force", "--json"]) == 0
     assert _seeds(out) == (3, 3) and set(_files(out)) == set(reference) and not _hidden(out)
 
+
+def test_stats_plots_stay_inside_the_folder(tmp_path: Path, capsys) -> None:
+    run, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    assert _run("--out", str(run)) == 0
+    elsewhere.mkdir()
+    (run / "plots").symlink_to(elsewhere)
+    capsys.readouterr()
+    assert main(["stats", str(run), "--plots"]) == 1
+    assert capsys.readouterr().err == (f"--plots {run / 'plots'}: is a link; the figures go into a folder inside DIR, "
+                                       "not where a link points\n")
+    assert list(elsewhere.iterdir()) == []
+    (run / "plots").unlink()  # a link in place of a figure is replaced, not written through
+    (run / "plots").mkdir()
+    (elsewhere / "mine.png").write_text("mine")
+    (run / "plots" / "path.png").symlink_to(elsewhere / "mine.png")
+    assert main(["stats", str(run), "--plots"]) == 0
+    assert (elsewhere / "mine.png").read_text() == "mine"
+    assert not (run / "plots" / "path.png").is_symlink() and (run / "plots" / "path.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_render_and_record_overwrite_only_with_force(tmp_path: Path, capsys) -> None:
+    tree = str(Path(__file__).parent.parent / "trees" / "coexistence_robot.xml")
+    dot, video = tmp_path / "robot.dot", tmp_path / "run.gif"
+    dot.write_text("mine")
+    video.write_text("mine")
+    assert main(["render", tree, "-o", str(dot)]) == 1
+    assert capsys.readouterr().err == f"{dot}: exists: pass --force to overwrite it, or -o to write elsewhere\n"
+    assert _run("--record", str(video), "--record-size", "160x90") == 1
+    assert capsys.readouterr().err == f"{video}: exists: pass --force to overwrite it, or --record to write elsewhere\n"
+    assert dot.read_text() == "mine" and video.read_text() == "mine"
+    assert main(["render", tree, "-o", str(dot), "--force"]) == 0 and dot.read_text().startswith("digraph")
+    assert main(["run", "coexistence", "--duration", "0.2", "--json", "--record", str(video), "--record-size", "160x90",
+                 "--force"]) == 0
+    assert video.read_bytes()[:6] == b"GIF89a"

@@ -13,6 +13,7 @@ zone, and the separation over time.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch, Polygon  # noqa: E402
 
 from hri.base.errors import HriError  # noqa: E402
-from hri.base.files import output_folder  # noqa: E402
+from hri.base.files import output_folder, write_atomic  # noqa: E402
 from hri.batch.report import Batch, RunDir, config_labels  # noqa: E402
 from hri.run.stats import TRAJECTORY_COLUMNS  # noqa: E402
 
@@ -332,7 +333,11 @@ def run_figures(run: RunDir) -> dict[str, Figure]:
 
 
 def write_plots(loaded: Batch | RunDir, out_dir: Path) -> list[Path]:
-    """Save the figures of a batch or a run into ``out_dir``; returns the paths."""
+    """Save the figures of a batch or a run into ``out_dir``; returns the paths. A link at
+    ``out_dir`` is refused (the figures stay inside the folder given), and a link in place of a
+    figure is replaced, not followed."""
+    if out_dir.is_symlink():
+        raise HriError(f"--plots {out_dir}: is a link; the figures go into a folder inside DIR, not where a link points")
     made = not out_dir.exists()
     output_folder(out_dir, "--plots")  # before the figures are drawn
     try:
@@ -344,6 +349,8 @@ def write_plots(loaded: Batch | RunDir, out_dir: Path) -> list[Path]:
     written = []
     for name, fig in figures.items():
         path = out_dir / name
-        fig.savefig(path, dpi=110)
+        image = io.BytesIO()
+        fig.savefig(image, dpi=110, format="png")
+        write_atomic(path, image.getvalue())
         written.append(path)
     return written

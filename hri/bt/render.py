@@ -27,7 +27,7 @@ from hri.bt.tree_builder import EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.bt.xml_loader import select_tree
 from hri.base.errors import HriError
-from hri.base.files import write_atomic
+from hri.base.files import check_new_file, write_atomic
 
 OUTPUT_SUFFIXES = (".dot", ".svg", ".png")
 TREE_SUFFIXES = (".xml", ".yaml", ".yml")
@@ -321,15 +321,19 @@ def render_image(tree_id: str, root: DrawNode, out: Path, caption: str = "") -> 
 
 
 def render_file(path: str, registry: NodeRegistry, out: str | None = None, tree_id: str | None = None,
-                expand: bool = True, run: Path | str | None = None, at: float | None = None) -> str:
+                expand: bool = True, run: Path | str | None = None, at: float | None = None,
+                force: bool = False) -> str:
     """Render ``path``: text when ``out`` is None (returned), else write ``out`` by its suffix
-    (.dot, .svg, .png) and return its path. With ``run`` and ``at``: coloured by the statuses
-    at ``at`` simulated seconds of that run. HriError for every user mistake."""
+    (.dot, .svg, .png) and return its path; an existing ``out`` only with ``force``. With
+    ``run`` and ``at``: coloured by the statuses at ``at`` simulated seconds of that run.
+    HriError for every user mistake."""
     suffix = os.path.splitext(out)[1].lower() if out else ""
     if out and suffix not in OUTPUT_SUFFIXES:
         raise HriError(f"unknown output format {suffix or '(none)'!r} (expected .dot, .svg or .png)", out)
     if (run is None) != (at is None):
         raise HriError("--run and --at: give both (the run directory and the simulated time) or neither")
+    if out:  # before the drawing: an existing file is written over only when asked
+        check_new_file(Path(out), force, "-o")
     if run is not None and tree_id is not None:
         _check_main_tree(path, tree_id)
     # The run's statuses are numbered over the expanded tree: draw it expanded, collapse after.

@@ -27,7 +27,7 @@ from hri.bt.tree_files import XML_SUFFIXES, YAML_SUFFIXES, Element
 from hri.bt.xml_text import dump_xml, parse_xml
 from hri.bt.yaml_format import dump_yaml, parse_yaml
 from hri.base.errors import HriError
-from hri.base.files import write_atomic
+from hri.base.files import check_new_file, write_atomic
 
 _HEADERS = {"yaml": 'The YAML form of {name} (the same tree; see docs/trees.md, "YAML trees").',
             "xml": "The XML form of {name} (the same tree; see docs/trees.md)."}
@@ -57,10 +57,7 @@ def _check_target(source: Path, target: Path, force: bool) -> None:
         return
     if target.exists() and os.path.samefile(source, target):
         raise HriError(f"is the file being converted ({source}): write the output elsewhere with -o", str(target))
-    if target.is_dir():
-        raise HriError("is a folder: -o names the file to write", str(target))
-    if not force:
-        raise HriError("exists: pass --force to overwrite it, or -o to write elsewhere", str(target))
+    check_new_file(target, force, "-o")
 
 
 def _includes(root: Element) -> Iterator[tuple[Element, str]]:

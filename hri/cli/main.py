@@ -128,6 +128,7 @@ def _build_parser() -> argparse.ArgumentParser:
     render = sub.add_parser("render", help="draw a tree as text, Graphviz DOT, SVG or PNG")
     render.add_argument("file", help="tree file (.xml, .yaml)")
     render.add_argument("-o", "--output", help="write .dot, .svg or .png (default: text to the terminal)")
+    render.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists")
     render.add_argument("--tree", help="the tree ID to draw (default: main_tree_to_execute)")
     group = render.add_mutually_exclusive_group()
     group.add_argument("--expand-subtrees", dest="expand", action="store_true", default=True,
@@ -356,7 +357,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
     registry = plugin_registry(args.plugins, Path.cwd())
     if (args.run is None) != (args.at is None):
         raise HriError("--run and --at: give both (the run directory and the simulated time) or neither")
-    result = render_file(args.file, registry, args.output, args.tree, args.expand, run=args.run, at=args.at)
+    result = render_file(args.file, registry, args.output, args.tree, args.expand, run=args.run, at=args.at,
+                         force=args.force)
     if args.output is None:
         print(result, end="")
     else:
