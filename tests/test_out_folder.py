@@ -78,6 +78,8 @@ def test_two_runs_into_one_out_never_mix(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert err == f"--out {out}: holds a run (stats.json and 7 more); pass --force to replace it, or choose another folder\n"
     assert _files(out) == first
+    (out / ".events.jsonl.k3j_x9a2").write_text("left by a killed run of an earlier hri")
+    (out / ".inputs-old-q8w7e6r5").mkdir()
     assert _run("--seed", "2", "--out", str(out), "--force") == 0
     assert _seeds(out) == (2, 2) and set(_files(out)) == set(first) and not _hidden(out)
     assert json.loads((out / "events.jsonl").read_text().splitlines()[0])["seed"] == 2
@@ -107,13 +109,19 @@ def test_a_folder_another_run_writes_into_is_refused(tmp_path: Path, capsys) -> 
     assert list(out.iterdir()) == []
 
 
-def test_a_folder_where_a_run_file_belongs_is_never_replaced(tmp_path: Path, capsys) -> None:
+def test_a_folder_that_is_not_a_runs_is_never_replaced(tmp_path: Path, capsys) -> None:
     out = tmp_path / "X"
     (out / "stats.json").mkdir(parents=True)
     assert _run("--out", str(out), "--force") == 1
     assert capsys.readouterr().err == (f"--out {out}: holds stats.json, a folder that no run wrote; "
                                        "choose another folder\n")
     assert (out / "stats.json").is_dir()
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / "batch.json").write_text("{}")
+    assert _run("--out", str(batch), "--force") == 1
+    assert capsys.readouterr().err == f"--out {batch}: holds a batch of hri batch, not a run: give another folder\n"
+    assert [p.name for p in batch.iterdir()] == ["batch.json"]
 
 
 def _restore(out: Path, old: Path) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -37,6 +38,10 @@ STATS = "stats.json"
 RUN_FILES = (STATS, MANIFEST, "events.jsonl", "trajectory.csv", "traceback.txt", SCENARIO)
 RUN_FOLDERS = (INPUTS, "plots")
 BTLOG_SUFFIX = ".btlog"
+# What a run of an earlier hri left when it was killed: a file filling beside its target
+# (``.events.jsonl.`` and mkstemp's eight letters) and the staging folders of its inputs/.
+_LEFT_BEHIND = re.compile(r"\.(?:(?:stats\.json|manifest\.json|events\.jsonl|trajectory\.csv|traceback\.txt"
+                          r"|scenario\.yaml|[^/]+\.btlog)\.|inputs-(?:old-)?)[a-z0-9_]{8}")
 _OUT_FIRST = {STATS: 0, MANIFEST: 1}  # an earlier run is moved out marker first...
 _IN_LAST = {MANIFEST: 1, STATS: 2}  # ...a new one in marker last
 
@@ -47,6 +52,12 @@ def run_entries(folder: Path) -> list[Path]:
     names = [entry for entry in folder.iterdir()
              if entry.name in RUN_FILES or entry.name in RUN_FOLDERS or entry.name.endswith(BTLOG_SUFFIX)]
     return sorted(names, key=lambda entry: (_OUT_FIRST.get(entry.name, 2), entry.name))
+
+
+def left_behind(folder: Path) -> list[Path]:
+    """The hidden files and folders that runs of earlier versions of hri left in ``folder``
+    when killed; they go with the run they belonged to."""
+    return [entry for entry in folder.iterdir() if _LEFT_BEHIND.fullmatch(entry.name)]
 
 
 def _check_kinds(folder: Path, option: str) -> None:
@@ -82,6 +93,8 @@ class OutFolder:
                 remove_dead_staging(self.path.absolute().parent, self._beside_prefix)
             except OSError:  # a parent folder one may not read
                 pass
+            if (self.path / "batch.json").exists():
+                raise HriError(f"{option} {self.path}: holds a batch of hri batch, not a run: give another folder")
             check_replaceable(self.path, option)
             _check_kinds(self.path, option)
             earlier = [entry.name for entry in run_entries(self.path)]
@@ -147,7 +160,7 @@ class OutFolder:
         path = self.path.absolute()
         if path.is_symlink() or os.path.samefile(path, os.getcwd()):
             return False
-        ours = {entry.name for entry in run_entries(path)} | {self.staging.name}
+        ours = {entry.name for entry in run_entries(path) + left_behind(path)} | {self.staging.name}
         return all(entry.name in ours for entry in path.iterdir())
 
     def _swap_folders(self) -> None:
@@ -181,7 +194,7 @@ class OutFolder:
         """The earlier run out into the staging folder (deleted with it), the new run in."""
         old = self.staging / ".old"
         old.mkdir()
-        for entry in run_entries(self.path):
+        for entry in run_entries(self.path) + left_behind(self.path):
             os.rename(entry, old / entry.name)
         new = [entry for entry in self.staging.iterdir() if not entry.name.startswith(".")]
         for entry in sorted(new, key=lambda entry: (_IN_LAST.get(entry.name, 0), entry.name)):
