@@ -13,11 +13,11 @@ rm -rf "$RUN"
 
 $PY -m hri.view.snapshot $IMG/workcell.png --time 4 --seed 10
 $PY scripts/live_view_still.py $IMG/live_view.png --time 3
-$HRI run coexistence --duration 15 --seed 10 --record $IMG/recording.gif --record-size 480x270 --record-fps 8 >/dev/null
+$HRI run coexistence --duration 15 --seed 10 --record $IMG/recording.gif --record-size 480x270 --record-fps 8 --force >/dev/null
 $HRI run coexistence --duration 600 --seed 10 --out "$RUN" >/dev/null
 $HRI stats "$RUN" --plots >/dev/null
 for plot in layout path velocity separation; do cp "$RUN/plots/$plot.png" $IMG/stats_run_$plot.png; done
-$HRI render trees/coexistence_robot.xml --run "$RUN" --at 2 -o $IMG/tree_status_robot.png
-$HRI render trees/coexistence_robot.xml -o $IMG/tree_coexistence_robot.png
+$HRI render trees/coexistence_robot.xml --run "$RUN" --at 2 -o $IMG/tree_status_robot.png --force
+$HRI render trees/coexistence_robot.xml -o $IMG/tree_coexistence_robot.png --force
 # the animation clips' contact sheets: python -m hri.actor.pictures docs/images
 # the batch figures (stats_batch_*.png): docs/statistics.md
