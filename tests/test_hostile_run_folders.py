@@ -251,3 +251,51 @@ def test_trusted_plugins_of_a_kept_run_run_again(kept_run: Path, outside: Path, 
     assert main(["run", "--from", str(case), "--trust-plugins", "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "MARKER").read_text() == "ran"
     assert (tmp_path / "out" / "stats.json").is_file()
+
+
+READERS = [  # command (RUN: the run folder), the file made hostile, how, the line after "RUN/FILE: "
+    (["stats", "{run}"], "stats.json", "symlink", "leads out of the folder (through a symlink)"),
+    (["stats", "{run}"], "stats.json", "huge", "is larger than 16 MB, the most read"),
+    (["stats", "{run}", "--plots"], "trajectory.csv", "symlink", "leads out of the folder (through a symlink)"),
+    (["render", "{run}/inputs/trees/coexistence_robot.xml", "--run", "{run}", "--at", "0.2"], "events.jsonl",
+     "fifo", "is a FIFO, not a regular file"),
+    (["render", "{run}/inputs/trees/coexistence_robot.xml", "--run", "{run}", "--at", "0.2"], "events.jsonl",
+     "huge", "is larger than 256 MB, the most read"),
+    (["render", "{run}/inputs/trees/coexistence_robot.xml", "--run", "{run}", "--at", "0.2"], "events.jsonl",
+     "symlink", "leads out of the folder (through a symlink)"),
+    (["replay", "{run}", "--groot2", "17667"], "person.btlog", "fifo", "is a FIFO, not a regular file"),
+    (["replay", "{run}", "--groot2", "17667"], "person.btlog", "device", "is a character device, not a regular file"),
+    (["replay", "{run}", "--groot2", "17667"], "robot.btlog", "symlink", "leads out of the folder (through a symlink)"),
+]
+
+
+@pytest.mark.parametrize("argv, name, how, error", READERS, ids=lambda v: v if isinstance(v, str) else None)
+def test_other_readers_of_a_run_folder_refuse_in_one_line(argv: list[str], name: str, how: str, error: str,
+                                                          kept_run: Path, outside: Path, tmp_path: Path) -> None:
+    """hri stats, render --run and replay read a run folder too: no symlink out, no FIFO hang,
+    no device, a cap on what is read whole."""
+    run = tmp_path / "run"
+    shutil.copytree(kept_run, run)
+    built = _Case(run)
+    if how == "symlink":
+        built.do_symlink({"path": name, "to": str(outside / "run" / name)})
+    elif how == "huge":  # sparse: large without filling the disk
+        with open(built.replace(name), "wb") as f:
+            f.truncate(300 * 1024 * 1024)
+    else:
+        getattr(built, f"do_{how}")(name)
+    code, stderr, seconds, cpu, rss_mb = _run_measured([HRI, *(a.format(run=run) for a in argv)], dict(os.environ))
+    assert code != 0 and "Traceback" not in stderr
+    assert stderr.splitlines() == [f"{run / name}: {error}"]
+    assert cpu < MAX_SECONDS and seconds < MAX_WALL_SECONDS and rss_mb < MAX_RSS_MB
+    assert not (run / "plots").exists()
+
+
+def test_plots_of_a_run_folder_do_not_follow_its_scenario_out(kept_run: Path, outside: Path, tmp_path: Path,
+                                                              capsys) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(kept_run, run)
+    _Case(run).do_symlink({"path": "scenario.yaml", "to": str(outside / "run" / "scenario.yaml")})
+    capsys.readouterr()
+    assert main(["stats", str(run), "--plots"]) == 0
+    assert f"{run / 'scenario.yaml'} leads out of the folder (through a symlink)" in capsys.readouterr().err

@@ -132,6 +132,7 @@ def test_from_reproduces_the_run_bit_for_bit(tmp_path: Path, capsys) -> None:
     (["--from", "{run}", "--seed", "2"], "not with --seed"),
     (["coexistence", "--from", "{run}"], "not with a scenario"),
     ([], "give a scenario"),
+    (["coexistence", "--trust-plugins"], "--trust-plugins: only with --from"),
 ])
 def test_from_refuses_in_one_line(tmp_path: Path, capsys, args: list[str], message: str) -> None:
     run = tmp_path / "run"

@@ -18,6 +18,11 @@ import stat
 from pathlib import Path, PurePosixPath
 
 MB = 1024 * 1024
+JSON_MAX_BYTES = 16 * MB
+"""The most read of a run's or a batch's JSON file (``stats.json``, ``run.json``, ``batch.json``)."""
+OUTPUT_MAX_BYTES = 256 * MB
+"""The most read of a run's output read whole (``events.jsonl``, ``trajectory.csv``, a
+``.btlog``): some 70 hours of simulated time."""
 
 
 class Unreadable(ValueError):
@@ -110,6 +115,12 @@ def read_capped(path: Path, limit: int) -> bytes:
 def read_inside(folder: Path, relative: str, limit: int, dots: bool = False) -> bytes:
     """:func:`read_capped` of :func:`inside`: a file a folder names, read only when inside it."""
     return read_capped(inside(folder, relative, dots), limit)
+
+
+def read_output(path: Path, limit: int = OUTPUT_MAX_BYTES) -> bytes:
+    """:func:`read_inside` of a file of a run folder by its path (``DIR/NAME``): not through a
+    symlink out of ``DIR``, regular, at most ``limit`` bytes."""
+    return read_inside(path.parent, path.name, limit)
 
 
 def _size(limit: int) -> str:

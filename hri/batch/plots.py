@@ -13,6 +13,7 @@ zone, and the separation over time.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ from matplotlib.patches import Patch, Polygon  # noqa: E402
 
 from hri.base.errors import HriError  # noqa: E402
 from hri.base.files import output_folder  # noqa: E402
+from hri.base.untrusted import Unreadable, read_output  # noqa: E402
 from hri.batch.report import Batch, RunDir, config_labels  # noqa: E402
 from hri.run.stats import TRAJECTORY_COLUMNS  # noqa: E402
 
@@ -44,10 +46,11 @@ def read_trajectory(path: Path) -> dict[str, np.ndarray]:
     """``trajectory.csv`` as columns (those of ``TRAJECTORY_COLUMNS``): floats, and ``zone`` as
     strings; HriError (``FILE:LINE: ...``) for a file that is not one hri wrote whole."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            header = reader.fieldnames or []
+        reader = csv.DictReader(io.StringIO(read_output(path).decode("utf-8"), newline=""))
+        rows = list(reader)
+        header = reader.fieldnames or []
+    except Unreadable as err:  # a symlink out of the run folder, a FIFO, too large
+        raise HriError(f"{path}: {err}") from None
     except (OSError, ValueError, csv.Error) as err:  # unreadable, not UTF-8, not CSV
         raise HriError(f"{path}: cannot read: {err}") from None
     missing = [key for key in TRAJECTORY_COLUMNS if key not in header]

@@ -37,6 +37,7 @@ from scipy import stats as sps
 from hri.base.errors import HriError
 from hri.base.files import wrong_kind
 from hri.base.numbers import is_number
+from hri.base.untrusted import JSON_MAX_BYTES, Unreadable, read_output
 
 FORMATS = ("table", "markdown", "csv", "json")
 # Measured on the wall clock: shown in the summaries, left out of the comparison.
@@ -185,8 +186,10 @@ def flatten(stats: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def _read_json(path: Path) -> dict[str, Any]:
     """A JSON object from ``path`` (every file of a run or batch holds one), or one line."""
     try:
-        value = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
+        value = json.loads(read_output(path, JSON_MAX_BYTES).decode("utf-8"))
+    except Unreadable as err:
+        raise HriError(f"{path}: {err}") from None
+    except (OSError, ValueError, RecursionError) as err:
         raise HriError(f"{path}: cannot read: {err}") from None
     if not isinstance(value, dict):
         raise HriError(f"{path}: not a JSON object, as hri writes it")
