@@ -299,3 +299,17 @@ def test_plots_of_a_run_folder_do_not_follow_its_scenario_out(kept_run: Path, ou
     capsys.readouterr()
     assert main(["stats", str(run), "--plots"]) == 0
     assert f"{run / 'scenario.yaml'} leads out of the folder (through a symlink)" in capsys.readouterr().err
+
+
+def test_stats_of_a_batch_does_not_read_a_run_through_a_symlink_out(tmp_path: Path, capsys) -> None:
+    batch, elsewhere = tmp_path / "batch", tmp_path / "elsewhere"
+    (batch / "runs").mkdir(parents=True)
+    (batch / "batch.json").write_text(json.dumps({"configs": []}))
+    elsewhere.mkdir()
+    (elsewhere / "run.json").write_text(json.dumps({"run_id": "c000-r0000", "config_id": "c000", "status": "ok"}))
+    (elsewhere / "stats.json").write_text(json.dumps({"seed": 0}))
+    (batch / "runs" / "c000-r0000").symlink_to(elsewhere)
+    capsys.readouterr()
+    assert main(["stats", str(batch)]) == 1
+    assert capsys.readouterr().err.strip() == (f"{batch / 'runs' / 'c000-r0000' / 'run.json'}: "
+                                               "leads out of the folder (through a symlink)")
