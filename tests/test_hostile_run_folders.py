@@ -1,13 +1,13 @@
 """Hostile run folders: ``hri run --from`` treats a run folder as data (hri.run.run_dir).
 
 ``tests/bad_inputs/run_folders.yaml`` describes each case as edits of a real kept run. Each
-runs the installed ``hri`` in a subprocess, as a user would, and must: exit non-zero with
+runs ``hri`` (its ``main``) in a subprocess, as a user would, and must: exit non-zero with
 exactly the expected line on stderr and no traceback, in under 2 s and 200 MB (the child's CPU
-time and max RSS, from ``os.wait4``; its wall time is printed with ``-s`` and bounded loosely,
-as the machine may be shared, so a hang still fails), run no code (the plug-ins it could reach
-would create a marker file), read nothing outside the folder (what lies outside matches every
-hash, so only the path rules can refuse it, and a FIFO there would hang whoever opened it),
-and create no ``--out`` folder.
+time from ``os.wait4`` and its peak memory, VmHWM; its wall time is printed with ``-s`` and
+bounded loosely, as the machine may be shared, so a hang still fails), run no code (the
+plug-ins it could reach would create a marker file), read nothing outside the folder (what
+lies outside matches every hash, so only the path rules can refuse it, and a FIFO there would
+hang whoever opened it), and create no ``--out`` folder.
 """
 
 from __future__ import annotations
@@ -191,10 +191,32 @@ class _Case:
         self.replace(relative)
 
 
+_PEAK = """import atexit, sys
+out, sys.argv = sys.argv[1], ["hri", *sys.argv[2:]]
+def peak():
+    with open("/proc/self/status") as status:
+        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(out, "w") as f:
+        f.write(kb)
+atexit.register(peak)
+from hri.cli.main import main
+sys.exit(main())
+"""
+
+
 def _run_measured(argv: list[str], env: dict[str, str]) -> tuple[int, str, float, float, float]:
-    """Exit status, stderr, wall seconds, CPU seconds and max RSS (MB) of the child running ``argv``."""
+    """Exit status, stderr, wall seconds, CPU seconds and peak memory (MB) of ``hri ARGV`` in a
+    child process. The peak is the child's own VmHWM, written as it exits: the ``ru_maxrss`` of
+    ``wait4`` also counts the memory of this process, which the child was forked from."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    with tempfile.NamedTemporaryFile("r") as peak:
+        child = subprocess.Popen([sys.executable, "-c", _PEAK, peak.name, *argv], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, env=env)
+        code, stderr, seconds, cpu = _wait(child, start)
+        return code, stderr, seconds, cpu, int(peak.read() or 0) / 1024
+
+
+def _wait(child: subprocess.Popen, start: float) -> tuple[int, str, float, float]:
     killer = threading.Timer(30, child.kill)  # a hang fails the time limit, not the suite
     killer.start()
     try:
@@ -204,8 +226,7 @@ def _run_measured(argv: list[str], env: dict[str, str]) -> tuple[int, str, float
         killer.cancel()
         child.stderr.close()
     child.returncode = os.waitstatus_to_exitcode(status)
-    return (child.returncode, stderr, time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
-            usage.ru_maxrss / 1024)
+    return child.returncode, stderr, time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
@@ -220,8 +241,8 @@ def test_hostile_run_folder_is_refused_in_one_line(name: str, kept_run: Path, ou
         built.apply(step)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(outside), "PYTHONWARNINGS": "ignore"}
-    code, stderr, seconds, cpu, rss_mb = _run_measured([HRI, "run", "--from", str(case), *spec.get("args", []),
-                                                   "--out", str(out)], env)
+    code, stderr, seconds, cpu, rss_mb = _run_measured(["run", "--from", str(case), *spec.get("args", []),
+                                                        "--out", str(out)], env)
     MEASURED[name] = (seconds, cpu, rss_mb)
     assert code != 0, stderr
     assert "Traceback" not in stderr
@@ -284,7 +305,7 @@ def test_other_readers_of_a_run_folder_refuse_in_one_line(argv: list[str], name:
             f.truncate(300 * 1024 * 1024)
     else:
         getattr(built, f"do_{how}")(name)
-    code, stderr, seconds, cpu, rss_mb = _run_measured([HRI, *(a.format(run=run) for a in argv)], dict(os.environ))
+    code, stderr, seconds, cpu, rss_mb = _run_measured([a.format(run=run) for a in argv], dict(os.environ))
     assert code != 0 and "Traceback" not in stderr
     assert stderr.splitlines() == [f"{run / name}: {error}"]
     assert cpu < MAX_SECONDS and seconds < MAX_WALL_SECONDS and rss_mb < MAX_RSS_MB
