@@ -278,6 +278,7 @@ READERS = [  # command (RUN: the run folder), the file made hostile, how, the li
     (["stats", "{run}"], "stats.json", "symlink", "leads out of the folder (through a symlink)"),
     (["stats", "{run}"], "stats.json", "huge", "is larger than 16 MB, the most read"),
     (["stats", "{run}", "--plots"], "trajectory.csv", "symlink", "leads out of the folder (through a symlink)"),
+    (["stats", "{run}", "--plots"], "trajectory.csv", "fifo", "is a FIFO, not a regular file"),
     (["render", "{run}/inputs/trees/coexistence_robot.xml", "--run", "{run}", "--at", "0.2"], "events.jsonl",
      "fifo", "is a FIFO, not a regular file"),
     (["render", "{run}/inputs/trees/coexistence_robot.xml", "--run", "{run}", "--at", "0.2"], "events.jsonl",

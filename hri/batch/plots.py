@@ -326,9 +326,9 @@ def batch_figures(batch: Batch) -> dict[str, Figure]:
 def run_figures(run: RunDir) -> dict[str, Figure]:
     """The four figures of one run by file name."""
     path = run.path / "trajectory.csv"
-    if not path.is_file():
+    if not path.exists():
         raise HriError(f"{path}: missing (needed for --plots)")
-    traj = read_trajectory(path)
+    traj = read_trajectory(path)  # a FIFO or a device there: named for what it is, not opened
     layout = run_layout(run.path, run.stats.get("scenario"), run.overrides)
     return {"layout.png": run_layout_figure(layout), "path.png": run_path_figure(traj, layout),
             "velocity.png": run_velocity_figure(traj), "separation.png": run_separation_figure(traj)}
