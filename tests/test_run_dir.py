@@ -117,11 +117,11 @@ def test_from_reproduces_the_run_bit_for_bit(tmp_path: Path, capsys) -> None:
                  "--set", f"zones.warning={json.dumps(ZONE)}", "--fault", "corrupt_feedback@1", "--out", str(first))
     shutil.rmtree(tmp_path / "mine")  # the rerun needs only the copies
     before = {p.name: p.read_bytes() for p in first.iterdir() if p.is_file()}
-    rerun = _run(capsys, "--from", str(first), "--out", str(again))
+    rerun = _run(capsys, "--from", str(first), "--trust-plugins", "--out", str(again))
     assert _without_wall_clock(rerun) == _without_wall_clock(stats)
     assert _without_wall_clock(json.loads((again / "stats.json").read_text())) == _without_wall_clock(stats)
     assert {p.name: p.read_bytes() for p in first.iterdir() if p.is_file()} == before  # the old run untouched
-    kept = load_kept_run(again)
+    kept = load_kept_run(again, trust_plugins=True)
     assert kept.record.rerun_of == str(first.resolve())
     assert (kept.record.seed, kept.record.duration_s, kept.record.faults) == (7, 3.0, ["corrupt_feedback@1"])
 
@@ -132,6 +132,7 @@ def test_from_reproduces_the_run_bit_for_bit(tmp_path: Path, capsys) -> None:
     (["--from", "{run}", "--seed", "2"], "not with --seed"),
     (["coexistence", "--from", "{run}"], "not with a scenario"),
     ([], "give a scenario"),
+    (["coexistence", "--trust-plugins"], "--trust-plugins: only with --from"),
 ])
 def test_from_refuses_in_one_line(tmp_path: Path, capsys, args: list[str], message: str) -> None:
     run = tmp_path / "run"
@@ -173,4 +174,4 @@ def test_out_never_replaces_a_users_own_scenario_or_inputs(tmp_path: Path, capsy
     run = tmp_path / "run"  # an earlier run's folder is written over with --force, its inputs replaced
     _run(capsys, "coexistence", "--duration", "1", "--out", str(run))
     _run(capsys, str(_own_scenario(tmp_path / "own")), "--duration", "1", "--out", str(run), "--force")
-    assert (run / "inputs" / "plugins").is_dir() and load_kept_run(run).scenario.name == "my_patrol"
+    assert (run / "inputs" / "plugins").is_dir() and load_kept_run(run, trust_plugins=True).scenario.name == "my_patrol"

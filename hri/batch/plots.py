@@ -30,6 +30,7 @@ from matplotlib.patches import Patch, Polygon  # noqa: E402
 
 from hri.base.errors import HriError  # noqa: E402
 from hri.base.files import output_folder, write_atomic  # noqa: E402
+from hri.base.untrusted import Unreadable, read_output  # noqa: E402
 from hri.batch.report import Batch, RunDir, config_labels  # noqa: E402
 from hri.run.stats import TRAJECTORY_COLUMNS  # noqa: E402
 
@@ -45,10 +46,11 @@ def read_trajectory(path: Path) -> dict[str, np.ndarray]:
     """``trajectory.csv`` as columns (those of ``TRAJECTORY_COLUMNS``): floats, and ``zone`` as
     strings; HriError (``FILE:LINE: ...``) for a file that is not one hri wrote whole."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            header = reader.fieldnames or []
+        reader = csv.DictReader(io.StringIO(read_output(path).decode("utf-8"), newline=""))
+        rows = list(reader)
+        header = reader.fieldnames or []
+    except Unreadable as err:  # a symlink out of the run folder, a FIFO, too large
+        raise HriError(f"{path}: {err}") from None
     except (OSError, ValueError, csv.Error) as err:  # unreadable, not UTF-8, not CSV
         raise HriError(f"{path}: cannot read: {err}") from None
     missing = [key for key in TRAJECTORY_COLUMNS if key not in header]
@@ -324,9 +326,9 @@ def batch_figures(batch: Batch) -> dict[str, Figure]:
 def run_figures(run: RunDir) -> dict[str, Figure]:
     """The four figures of one run by file name."""
     path = run.path / "trajectory.csv"
-    if not path.is_file():
+    if not path.exists():
         raise HriError(f"{path}: missing (needed for --plots)")
-    traj = read_trajectory(path)
+    traj = read_trajectory(path)  # a FIFO or a device there: named for what it is, not opened
     layout = run_layout(run.path, run.stats.get("scenario"), run.overrides)
     return {"layout.png": run_layout_figure(layout), "path.png": run_path_figure(traj, layout),
             "velocity.png": run_velocity_figure(traj), "separation.png": run_separation_figure(traj)}

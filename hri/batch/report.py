@@ -37,6 +37,7 @@ from scipy import stats as sps
 from hri.base.errors import HriError
 from hri.base.files import wrong_kind
 from hri.base.numbers import is_number
+from hri.base.untrusted import JSON_MAX_BYTES, Unreadable, read_inside, read_output
 
 FORMATS = ("table", "markdown", "csv", "json")
 # Measured on the wall clock: shown in the summaries, left out of the comparison.
@@ -182,11 +183,16 @@ def flatten(stats: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path`` (every file of a run or batch holds one), or one line."""
+def _read_json(path: Path, folder: Path | None = None) -> dict[str, Any]:
+    """A JSON object from ``path`` (every file of a run or batch holds one), or one line; read
+    only as a regular file inside ``folder`` (default: its own), at most ``JSON_MAX_BYTES``."""
     try:
-        value = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
+        data = read_output(path, JSON_MAX_BYTES) if folder is None else \
+            read_inside(folder, str(path.relative_to(folder)), JSON_MAX_BYTES)
+        value = json.loads(data.decode("utf-8"))
+    except Unreadable as err:
+        raise HriError(f"{path}: {err}") from None
+    except (OSError, ValueError, RecursionError) as err:
         raise HriError(f"{path}: cannot read: {err}") from None
     if not isinstance(value, dict):
         raise HriError(f"{path}: not a JSON object, as hri writes it")
@@ -254,15 +260,15 @@ class Batch:
         return [r for r in self.runs if r.status != "ok"]
 
 
-def _load_batch_run(path: Path) -> RunDir:
-    info = _read_json(path / "run.json") if (path / "run.json").is_file() else {}
+def _load_batch_run(path: Path, batch: Path) -> RunDir:
+    info = _read_json(path / "run.json", batch) if (path / "run.json").is_file() else {}
     run = RunDir(path, {}, str(info.get("run_id") or path.name), str(info.get("config_id") or "?"),
                  dict(info.get("overrides") or {}), str(info.get("status") or "failed"), info.get("error"))
     if not info:
         run.error = "run.json missing"
     if run.status == "ok":
         try:
-            run.stats = _read_json(path / "stats.json")
+            run.stats = _read_json(path / "stats.json", batch)
         except HriError as err:
             run.status, run.error = "failed", str(err)
     return run
@@ -284,7 +290,7 @@ def load(path: Path) -> RunDir | Batch:
         runs_dir = path / "runs"
         dirs = sorted(d for d in runs_dir.iterdir() if d.is_dir() and not d.name.startswith(".tmp-")) \
             if runs_dir.is_dir() else []
-        return Batch(path, meta, [_load_batch_run(d) for d in dirs])
+        return Batch(path, meta, [_load_batch_run(d, path) for d in dirs])  # no run read through a symlink out
     raise HriError(f"{path}: neither a run directory (stats.json) nor a batch directory (batch.json)")
 
 

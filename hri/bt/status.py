@@ -27,6 +27,7 @@ import py_trees
 from py_trees.common import Status
 
 from hri.base.errors import HriError
+from hri.base.untrusted import Missing, Unreadable, read_output
 
 IDLE = "IDLE"
 _STATUS_OF = operator.attrgetter("status")  # every tick, over every node
@@ -137,9 +138,11 @@ def read_run_events(run_dir: Path) -> list[dict[str, Any]]:
     if not Path(run_dir).is_dir():
         raise HriError("no such run directory", str(run_dir))
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+        lines = read_output(path).decode("utf-8").splitlines()
+    except Missing:
         raise HriError("no events.jsonl here (is it a folder written by hri run --out?)", str(run_dir)) from None
+    except Unreadable as err:  # a symlink out of the run folder, a FIFO, too large
+        raise HriError(str(err), str(path)) from None
     except (OSError, UnicodeDecodeError) as err:
         raise HriError(f"cannot read: {getattr(err, 'strerror', None) or err}", str(path)) from None
     events = []

@@ -61,7 +61,10 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="replace the run already in --out (its files only) and an existing --record file")
     run.add_argument("--from", dest="from_run", type=Path, metavar="RUN_DIR",
                      help="run again exactly the run kept in RUN_DIR (a --out folder or a batch run); "
-                          "with --out, the new run goes there")
+                          "with --out, the new run goes there; its paths must stay inside RUN_DIR")
+    run.add_argument("--trust-plugins", action="store_true",
+                     help="with --from: load the plug-ins the kept scenario names (they run code; "
+                          "without this a run folder with plug-ins is refused)")
     run.add_argument("--record", type=Path, metavar="VIDEO",
                      help="record a video of the run, headless (.mp4 or .gif; docs/visualisation.md)")
     run.add_argument("--record-fps", type=float, metavar="FPS",
@@ -184,6 +187,8 @@ def _run_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
 
     if args.from_run is not None:
         return _rerun_inputs(args)
+    if args.trust_plugins:
+        raise HriError("--trust-plugins: only with --from (a scenario of your own loads its plug-ins)")
     if args.scenario is None:
         raise HriError("run: give a scenario (a preset name or a .yaml path) or --from RUN_DIR")
     scenario = load_scenario(args.scenario, args.overrides)
@@ -213,7 +218,7 @@ def _rerun_inputs(args: argparse.Namespace) -> tuple[Scenario, RunRecord]:
                            f"{args.from_run / 'scenario.yaml'} and run that instead)")
     if args.out is not None and args.out.resolve() == args.from_run.resolve():
         raise HriError(f"--out {args.out}: is the run directory of --from; the new run goes into another folder")
-    kept = load_kept_run(args.from_run)
+    kept = load_kept_run(args.from_run, trust_plugins=args.trust_plugins)
     return kept.scenario, replace(kept.record, strict=kept.record.strict or args.strict,
                                   rerun_of=str(args.from_run.resolve()))
 

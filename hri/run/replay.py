@@ -44,6 +44,7 @@ from typing import Callable, Iterator, Mapping
 import zmq
 
 from hri.base.errors import HriError, Terminated
+from hri.base.untrusted import Missing, Unreadable, read_output
 from hri.bt.blackboard import Blackboard
 from hri.bt.loggers.btlog_reader import parse_btlog
 from hri.bt.loggers.file_logger import SUFFIX
@@ -98,9 +99,11 @@ def recorded_scopes(xml: str) -> dict[str, Blackboard]:
 def read_recorded_tree(path: Path) -> RecordedTree:
     """The tree of the ``.btlog`` at ``path``; an HriError ``PATH: message`` when it cannot be read."""
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
+        data = read_output(Path(path))
+    except Missing:
         raise HriError("no such file (hri run --out writes one for each tree)", str(path)) from None
+    except Unreadable as err:  # a symlink out of the run folder, a FIFO, too large
+        raise HriError(str(err), str(path)) from None
     except OSError as err:
         raise HriError(f"cannot read: {err.strerror}", str(path)) from None
     try:

@@ -26,6 +26,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -36,7 +37,9 @@ import yaml
 
 from hri.base.errors import HriError
 from hri.base.files import plain_folder_mode, write_atomic, wrong_kind
-from hri.base.numbers import duration_problem
+from hri.base.numbers import MAX_DURATION_S, duration_problem
+from hri.base.untrusted import MB, Missing, Unreadable, inside, path_problem, read_inside, regular_size
+from hri.bt.xml_loader import MAX_FILE_BYTES
 from hri.scenario.load import load_scenario
 from hri.scenario.model import Scenario
 
@@ -131,14 +134,18 @@ def _tree_closure(path: Path) -> list[str]:
     found, todo = [first], [first]
     while todo:
         file = todo.pop()
-        root = parse_tree_file(Path(file).read_bytes(), file)
-        for element in root.children:
-            relative = element.attrib.get("path", "").strip() if element.tag == "include" else ""
-            included = os.path.normpath(os.path.join(os.path.dirname(file), relative)) if relative else ""
-            if included and included not in found:
+        for written, _ in _written_includes(parse_tree_file(Path(file).read_bytes(), file)):
+            included = os.path.normpath(os.path.join(os.path.dirname(file), written))
+            if included not in found:
                 found.append(included)
                 todo.append(included)
     return found
+
+
+def _written_includes(root: Any) -> list[tuple[str, int | None]]:
+    """The ``<include path=...>`` of a parsed tree file: each path as written, and its line."""
+    return [(element.attrib["path"].strip(), element.line) for element in root.children
+            if element.tag == "include" and element.attrib.get("path", "").strip()]
 
 
 def _copy_plugins(scenario: Scenario, staging: Path, files: dict[str, dict[str, str]]) -> list[str]:
@@ -206,6 +213,20 @@ def _dump_scenario(data: dict) -> str:
 
 
 # --- reading --------------------------------------------------------------------------------
+#
+# A run folder may come from someone else: it is data. Every path it names (the manifest's
+# keys, the scenario's trees and plug-ins, the trees' includes) stays inside it, only regular
+# files are read, each at most a stated size (hri.base.untrusted), the manifest is checked
+# against its schema before use, and plug-ins (code) run only with --trust-plugins.
+
+MANIFEST_MAX_BYTES = MB
+"""The most of ``manifest.json`` read (a kept run's is a few KB)."""
+KEPT_MAX_BYTES = MAX_FILE_BYTES
+"""The most of each kept file read: the tree loader's limit (``hri.bt.xml_loader``)."""
+_MAX_DEPTH = 4  # format -> files -> path -> {sha256, source}
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_MAX_SEED = 2**63 - 1
+
 
 def is_run_dir(path: Path) -> bool:
     """A folder with a manifest of its inputs."""
@@ -213,53 +234,213 @@ def is_run_dir(path: Path) -> bool:
 
 
 def read_manifest(path: Path, option: str = "--from") -> dict[str, Any]:
-    """The run directory's manifest, or a one-line error naming ``option``."""
+    """The run directory's manifest, checked against its schema, or a one-line error naming ``option``."""
     if not path.is_dir():
         raise HriError(f"{option} {path}: {wrong_kind(path, folder=True) or 'no such directory'}")
-    if not is_run_dir(path):
-        raise HriError(f"{option} {path}: not a run directory (no {MANIFEST}; hri run --out and hri batch write one)")
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        data = read_inside(path, MANIFEST, MANIFEST_MAX_BYTES)
+    except Unreadable as err:
+        if isinstance(err, Missing):
+            raise HriError(f"{option} {path}: not a run directory (no {MANIFEST}; "
+                           "hri run --out and hri batch write one)") from None
+        raise HriError(f"{option} {path}: {MANIFEST} {err}") from None
+    try:
+        manifest = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+    except RecursionError:
+        raise HriError(f"{option} {path}: {MANIFEST} is nested deeper than a run manifest ({_MAX_DEPTH} levels)") from None
+    except ValueError as err:  # UnicodeDecodeError and JSONDecodeError too
         raise HriError(f"{option} {path}: unreadable {MANIFEST} ({err})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise HriError(f"{option} {path}: {MANIFEST} is not a run manifest of this hri ({FORMAT})")
+    if _depth(manifest) > _MAX_DEPTH:
+        raise HriError(f"{option} {path}: {MANIFEST} is nested deeper than a run manifest ({_MAX_DEPTH} levels)")
+    if (problem := manifest_problem(manifest)) is not None:
+        raise HriError(f"{option} {path}: {MANIFEST}: {problem}")
     return manifest
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (a scalar: 0), without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            todo.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def manifest_problem(manifest: dict[str, Any]) -> str | None:
+    """What makes ``manifest`` (a JSON object of this format, not deeper than a manifest) no
+    run manifest, or None: the schema of what :func:`keep_inputs` writes, its types and ranges."""
+    for key in manifest:
+        if key not in _FIELDS:
+            return f"unknown key {_shown(key)}"
+    for key in ("source", "seed", "duration_s", "files"):
+        if key not in manifest:
+            return f"lacks '{key}'"
+    for key, check in _FIELDS.items():
+        if key in manifest and (problem := check(manifest[key])) is not None:
+            return f"{key} {problem}"
+    for relative, entry in manifest["files"].items():
+        if (problem := path_problem(relative)) is not None:
+            return f"files: {_shown(relative)} {problem}"
+        if (problem := _file_entry_problem(entry)) is not None:
+            return f"files: {relative}: {problem}"
+    if SCENARIO not in manifest["files"]:
+        return f"files does not list {SCENARIO}"
+    return None
+
+
+def _must(ok: bool, what: str, value: Any) -> str | None:
+    return None if ok else f"must be {what}, got {_shown(value)}"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _duration_problem(value: Any) -> str | None:
+    if not (_is_int(value) or isinstance(value, float)):
+        return _must(False, "a number of seconds", value)
+    if _is_int(value) and value > MAX_DURATION_S:  # float() of a huge int overflows
+        return _must(False, f"at most {MAX_DURATION_S:g} s", value)
+    return duration_problem(float(value))  # its message shows the value
+
+
+def _file_entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict) or set(entry) != {"sha256", "source"}:
+        return _must(False, "an object {sha256, source}", entry)
+    if not isinstance(entry["sha256"], str) or not _HEX64.fullmatch(entry["sha256"]):
+        return f"sha256 {_must(False, '64 lowercase hex digits', entry['sha256'])}"
+    return None if isinstance(entry["source"], str) else f"source {_must(False, 'a string', entry['source'])}"
+
+
+def _is_module_entry(entry: Any) -> bool:
+    return isinstance(entry, dict) and set(entry) == {"origin", "sha256"} and all(isinstance(v, str) for v in entry.values())
+
+
+_FIELDS: dict[str, Any] = {
+    "format": lambda v: _must(isinstance(v, str), "a string", v),
+    "scenario_name": lambda v: _must(isinstance(v, str), "a string", v),
+    "source": lambda v: _must(isinstance(v, str), "a string", v),
+    "seed": lambda v: _must(_is_int(v) and 0 <= v <= _MAX_SEED, "an integer from 0 to 2**63-1", v),
+    "duration_s": _duration_problem,
+    "overrides": lambda v: _must(isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of strings", v),
+    "faults": lambda v: _must(isinstance(v, list) and all(isinstance(i, str) for i in v), "a list of strings", v),
+    "strict": lambda v: _must(isinstance(v, bool), "true or false", v),
+    "rerun_of": lambda v: _must(v is None or isinstance(v, str), "a string or null", v),
+    "files": lambda v: _must(isinstance(v, dict) and bool(v), "an object of relative paths to {sha256, source}, "
+                             f"{SCENARIO} among them", v),
+    "modules": lambda v: _must(isinstance(v, dict) and all(_is_module_entry(e) for e in v.values()),
+                               "an object of module names to {origin, sha256}", v),
+}
+"""The manifest's keys and the check of each value (a problem, or None)."""
+
+
 def check_copies(path: Path, manifest: dict[str, Any], option: str = "--from") -> None:
-    """Every kept file is there with the SHA-256 the manifest has."""
-    for relative, entry in (manifest.get("files") or {}).items():
+    """Every kept file is a regular file inside ``path``, at most :data:`KEPT_MAX_BYTES`, with
+    the SHA-256 the manifest has."""
+    for relative, entry in manifest["files"].items():
         file = path / relative
         try:
-            digest = _sha256(file.read_bytes())
-        except OSError:
-            raise HriError(f"{option} {path}: {file} is missing (listed in {MANIFEST})") from None
-        if digest != entry.get("sha256"):
+            digest = _sha256(read_inside(path, relative, KEPT_MAX_BYTES))
+        except Unreadable as err:
+            raise HriError(f"{option} {path}: {file} {err} (listed in {MANIFEST})") from None
+        if digest != entry["sha256"]:
             raise HriError(f"{option} {path}: {file} was changed after the run (its SHA-256 differs from {MANIFEST})")
 
 
-def load_kept_run(path: Path, option: str = "--from") -> KeptRun:
-    """The kept scenario and record of a run directory, its copies checked against the manifest."""
+def load_kept_run(path: Path, option: str = "--from", trust_plugins: bool = False) -> KeptRun:
+    """The kept scenario and record of a run directory, its copies checked against the
+    manifest, every input the scenario names listed there; its plug-ins only with
+    ``trust_plugins`` (they run code), else a one-line error naming them."""
     manifest = read_manifest(path, option)
     check_copies(path, manifest, option)
+    record = RunRecord(manifest["source"], manifest["seed"], float(manifest["duration_s"]),
+                       list(manifest.get("overrides", [])), list(manifest.get("faults", [])),
+                       manifest.get("strict", False), manifest.get("rerun_of"))
+    shown = str(path.resolve() / SCENARIO)
+    scenario = load_scenario(shown, check_trees=False)
+    used = _kept_inputs(path, scenario, manifest["files"], option)
+    unused = sorted(set(manifest["files"]) - used - {SCENARIO})
+    if unused:
+        raise HriError(f"{option} {path}: {MANIFEST} lists {unused[0]}, which the kept scenario does not use")
+    if scenario.plugins and not trust_plugins:
+        raise HriError(f"{option} {path}: the kept scenario loads plug-ins, which run code: "
+                       f"{', '.join(spec.strip() for spec in scenario.plugins)} "
+                       "(add --trust-plugins to run them if you trust this folder)")
+    from hri.scenario.trees import validate_trees
+
+    validate_trees(scenario, shown)
+    return KeptRun(path, scenario, record)
+
+
+def _kept_inputs(path: Path, scenario: Scenario, files: dict[str, Any], option: str) -> set[str]:
+    """The manifest entries the kept scenario reads: its trees and their includes, its plug-in
+    files; each one a path inside ``path`` that the manifest lists."""
+    listed = {os.path.normpath(key): key for key in files}
+
+    def entry(relative: str, what: str, dots: bool = False) -> str:
+        try:
+            inside(path, relative, dots)
+        except Unreadable as err:
+            raise HriError(f"{option} {path}: {what} {err}") from None
+        key = listed.get(os.path.normpath(relative))
+        if key is None:
+            raise HriError(f"{option} {path}: {what} is not listed in {MANIFEST}")
+        return key
+
+    used: set[str] = set()
+    todo = [entry(str(named), f"{SCENARIO}: trees.{role} {_shown(named)}")
+            for role, named in scenario.document.data["trees"].items() if role in scenario.trees]
+    while todo:
+        key = todo.pop()
+        if key in used:
+            continue
+        used.add(key)
+        todo.extend(entry(relative, f"{key}:{line}: include {_shown(included)}", dots=True)
+                    for relative, included, line in _includes(path, key))
+    for spec in scenario.plugins:
+        name = str(spec).strip()
+        if _is_path(name):
+            used.add(entry(name, f"{SCENARIO}: plugins {_shown(name)}"))
+    return used
+
+
+def _includes(path: Path, key: str) -> list[tuple[str, str, int | None]]:
+    """The includes of the kept tree ``key``: (path relative to the run directory, as
+    written, line)."""
+    from hri.bt.xml_loader import parse_tree_file
+
     try:
-        record = RunRecord(str(manifest["source"]), int(manifest["seed"]), float(manifest["duration_s"]),
-                           list(manifest.get("overrides") or []), list(manifest.get("faults") or []),
-                           bool(manifest.get("strict")), manifest.get("rerun_of"))
-    except KeyError as err:
-        raise HriError(f"{option} {path}: {MANIFEST} lacks {err}") from None
-    except (TypeError, ValueError) as err:
-        raise HriError(f"{option} {path}: {MANIFEST} holds a value of the wrong kind ({err})") from None
-    if (problem := duration_problem(record.duration_s)) is not None:
-        raise HriError(f"{option} {path}: {MANIFEST}: duration_s {problem}")
-    return KeptRun(path, load_scenario(str(path.resolve() / SCENARIO)), record)
+        data = read_inside(path, key, KEPT_MAX_BYTES)
+    except Unreadable as err:  # read and hashed a moment ago: changed since
+        raise HriError(f"{path / key} {err}") from None
+    return [(written if os.path.isabs(written) else os.path.normpath(os.path.join(os.path.dirname(key), written)),
+             written, line) for written, line in _written_includes(parse_tree_file(data, str(path / key)))]
 
 
 def kept_scenario(path: Path) -> Scenario | None:
     """The scenario kept in a run directory (for its floor plan), or None for a folder
-    without one; trees and plug-ins are not loaded."""
-    file = path / SCENARIO
-    if not file.is_file():
-        return None
-    return load_scenario(str(file.resolve()), check_trees=False)
+    without one; trees and plug-ins are not loaded. A ``scenario.yaml`` that leads out of
+    the folder, is no regular file or is larger than :data:`KEPT_MAX_BYTES` is an HriError."""
+    try:
+        real = inside(path, SCENARIO)
+        size = regular_size(real)
+    except Unreadable as err:
+        if isinstance(err, Missing):
+            return None
+        raise HriError(f"{path / SCENARIO} {err}") from None
+    if size > KEPT_MAX_BYTES:
+        raise HriError(f"{path / SCENARIO} is larger than {KEPT_MAX_BYTES // MB} MB, the most read")
+    return load_scenario(str(real), check_trees=False)
