@@ -53,16 +53,29 @@ def _run_queue_names(pid: int) -> list[str]:
     return names
 
 
+def wait_ticking(out: Path, timeout: float = 120.0) -> bool:
+    """Wait until the run in ``out`` ticks its trees: its robot's .btlog, begun with the tree's
+    description in the set-up, grows (the set-up creates every queue of the run at its start)."""
+    deadline, first = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        sizes = [log.stat().st_size for log in out.glob(".robot.btlog.*")]
+        if sizes and first is None:
+            first = sizes[0]
+        elif sizes and sizes[0] > first:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _start_split_run(tmp_path: Path, env: dict | None = None) -> tuple[subprocess.Popen, list[int], list[str]]:
     """A split run with both tree processes up and ticking; its tree processes and queues."""
     proc = subprocess.Popen([*HRI, "run", "coexistence", "--split", "--duration", "600", "--seed", "3",
                              "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, **(env or {})})
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         children, queues = child_processes(proc.pid), _run_queue_names(proc.pid)
-        if len(children) == 2 and len(queues) == 6:
-            time.sleep(1.0)  # ticking by now
+        if len(children) == 2 and len(queues) == 6 and wait_ticking(tmp_path / "run"):
             return proc, children, queues
         time.sleep(0.1)
     proc.kill()

@@ -52,7 +52,7 @@ from hri.run.services import SimulationServices
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.stats import EventLog, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
-from hri.run.tree_process import RemoteTreeHost
+from hri.run.tree_process import RemoteTreeHost, queue_plan
 from hri.workcell.world import build_static_scene, build_world, draw_zones
 
 
@@ -201,6 +201,9 @@ class Simulation:
 
         person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
         self.queues = RunQueues().__enter__()
+        # all the run's queues at once, or (the user's queue budget short) none: then their
+        # stand-ins carry the same messages (hri.base.queue_standins)
+        self.queues.reserve({**ActorLink.plan(), **(queue_plan() if self.split else {})})
         link = self.actor_link = ActorLink(self.queues)
         walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
                                    [piece.footprint for piece in scenario.furniture.values()],
