@@ -17,7 +17,7 @@ import pytest
 
 from hri.actor.queues import ActorLink
 from hri.base.mqueue import MQueueError, RunQueues, queue_charge, queue_exists
-from hri.run.tree_process import queue_plan
+from hri.run.sim import run_queue_plan
 from processes import children as child_processes
 from test_split import wait_ticking
 
@@ -26,8 +26,14 @@ WALL = ("wall_time_s", "real_time_factor")
 TINY = 1000  # bytes: no queue of a run fits
 
 
+def _budget(soft: int) -> None:
+    """In a child (preexec_fn): the user's queue budget as this process and its children see it."""
+    hard = resource.getrlimit(resource.RLIMIT_MSGQUEUE)[1]
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
 def _tiny_budget() -> None:
-    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (TINY, resource.getrlimit(resource.RLIMIT_MSGQUEUE)[1]))
+    _budget(TINY)
 
 
 def _split_run(out: Path, preexec=None) -> subprocess.Popen:
@@ -47,11 +53,17 @@ def _results(out: Path) -> tuple[dict, str, str, bytes]:
 def test_a_split_run_takes_a_small_part_of_the_budget():
     """The kernel's charge of a --split run's six queues: under 4 % of a common 800-KB budget
     (it was 337,680 bytes, 41 %, with 10 x 8-KB lockstep queues)."""
-    plan = {**ActorLink.plan(), **queue_plan()}
+    plan = run_queue_plan(split=True)
     assert len(plan) == 6
     charged = sum(queue_charge(*dimensions) for dimensions in plan.values())
     assert charged < 0.04 * 819200, charged
     assert queue_charge(10, 8192) == 82880  # ipc/mqueue.c: 96 bytes of kernel structures a message
+    listed = subprocess.run([*HRI, "list", "queues"], capture_output=True, text=True, timeout=60, check=True,
+                            preexec_fn=lambda: _budget(409600))
+    assert listed.stdout.splitlines() == [
+        "budget       409600 bytes (`ulimit -q`, shared by all this user's processes)",
+        "run          6160 bytes in 2 queues, 66 fit at once",
+        f"--split run  {charged} bytes in 6 queues, {409600 // charged} fit at once"]
 
 
 def test_six_split_runs_at_once_give_the_run_alone(tmp_path):

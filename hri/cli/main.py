@@ -140,8 +140,9 @@ def _build_parser() -> argparse.ArgumentParser:
     render.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                         help=plugin_help)
 
-    listing = sub.add_parser("list", help="what exists: the preset scenarios, the animation clips, the node types")
-    listing.add_argument("what", choices=("scenarios", "clips", "nodes"), help="what to list")
+    listing = sub.add_parser("list", help="what exists: the preset scenarios, the animation clips, the node types, "
+                             "the message-queue budget")
+    listing.add_argument("what", choices=("scenarios", "clips", "nodes", "queues"), help="what to list")
 
     stats = sub.add_parser("stats", help="statistics of a run directory or a batch directory")
     stats.add_argument("dir", type=Path, help="a run's --out folder or a batch folder")

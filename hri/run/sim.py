@@ -125,6 +125,12 @@ class Window(Observer, Protocol):
         """True once the window has been closed."""
 
 
+def run_queue_plan(split: bool) -> dict[str, tuple[int, int]]:
+    """The message queues a run creates (suffix: (max_messages, message_size)): the actor's two,
+    and with ``split`` two per tree process."""
+    return {**ActorLink.plan(), **(queue_plan() if split else {})}
+
+
 class Simulation:
     """One run. Use as a context manager so the queues and the PyBullet client are released."""
 
@@ -203,7 +209,7 @@ class Simulation:
         self.queues = RunQueues().__enter__()
         # all the run's queues at once, or (the user's queue budget short) none: then their
         # stand-ins carry the same messages (hri.base.queue_standins)
-        self.queues.reserve({**ActorLink.plan(), **(queue_plan() if self.split else {})})
+        self.queues.reserve(run_queue_plan(self.split))
         link = self.actor_link = ActorLink(self.queues)
         walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
                                    [piece.footprint for piece in scenario.furniture.values()],
