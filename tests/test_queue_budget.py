@@ -18,8 +18,7 @@ import pytest
 from hri.actor.queues import ActorLink
 from hri.base.mqueue import MQueueError, RunQueues, queue_charge, queue_exists
 from hri.run.sim import run_queue_plan
-from processes import children as child_processes
-from test_split import wait_ticking
+from processes import children as child_processes, wait_ticking
 
 HRI = [sys.executable, "-m", "hri.cli.main"]
 WALL = ("wall_time_s", "real_time_factor")

@@ -15,7 +15,7 @@ import pytest
 from hri.base.mqueue import queue_exists, runtime_dir
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
-from processes import children as child_processes
+from processes import children as child_processes, wait_ticking
 
 HRI = [sys.executable, "-m", "hri.cli.main"]
 WALL = ("wall_time_s", "real_time_factor")
@@ -51,20 +51,6 @@ def _run_queue_names(pid: int) -> list[str]:
     for record in runtime_dir().glob(f"hri-{pid}-*.json"):
         names += json.loads(record.read_text())["queues"]
     return names
-
-
-def wait_ticking(out: Path, timeout: float = 120.0) -> bool:
-    """Wait until the run in ``out`` ticks its trees: its robot's .btlog, begun with the tree's
-    description in the set-up, grows (the set-up creates every queue of the run at its start)."""
-    deadline, first = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        sizes = [log.stat().st_size for log in out.glob(".robot.btlog.*")]
-        if sizes and first is None:
-            first = sizes[0]
-        elif sizes and sizes[0] > first:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _start_split_run(tmp_path: Path, env: dict | None = None) -> tuple[subprocess.Popen, list[int], list[str]]:

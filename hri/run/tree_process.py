@@ -27,8 +27,8 @@ than a queue message travel in parts (a first byte says whether more follow).
 **Failures end the run with one clear line, and no queue is left behind:**
 
 - a tree process that exits, is killed or stops answering (``TREE_TIMEOUT_S`` of wall time,
-  env ``HRI_TREE_TIMEOUT_S``) while the simulation waits for it, which it does every tree
-  period: the simulation notices within one tree period of simulated time, stops the
+  env ``HRI_TREE_TIMEOUT_S``; ``TREE_START_TIMEOUT_S`` to start) while the simulation waits
+  for it, which it does every tree period: the simulation notices within one tree period of simulated time, stops the
   other tree process and ends the run (statistics marked incomplete; queues unlinked);
 - a tree whose node fails (an error of the tree file, a service not found): the tree process
   reports the error's line, the run ends with it;
@@ -70,6 +70,9 @@ from hri.scenario.model import Scenario
 from hri.run.tree_host import TickResult, TreeHost
 
 TREE_TIMEOUT_S = float(os.environ.get("HRI_TREE_TIMEOUT_S", "30"))
+#: Wall seconds a tree process may take to start (Python, PyBullet, the scenario and its tree):
+#: a second or two alone, many more on a machine busy with other runs.
+TREE_START_TIMEOUT_S = 120.0
 POLL_S = 0.2  # wall seconds between checks that the other side still lives
 LOCKSTEP = "lockstep"  # the channel of the relay's own messages (HEARTBEAT frames)
 _MORE, _LAST = b"\x01", b"\x00"
@@ -201,7 +204,9 @@ class RemoteTreeHost:
                          f"the {role} tree's process (pid {self.process.pid})", TREE_TIMEOUT_S)
         self.tree, self.registry = _mirror_tree(role, scenario)
         self.status_log = TreeStatusLog(role, self.tree.root, str(scenario.trees[role]))
+        self.pipe.timeout = max(TREE_TIMEOUT_S, TREE_START_TIMEOUT_S)  # a hung start is given up too
         self._expect("ready")
+        self.pipe.timeout = TREE_TIMEOUT_S
 
     def _expect(self, op: str, t: float = 0.0) -> Any:
         """Read until the control message ``op``; frames on the way go into the network."""
