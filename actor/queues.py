@@ -21,6 +21,7 @@ from typing import Callable, Generic, TypeVar
 import posix_ipc
 
 from hri.base.mqueue import SPIN_S, MQueueError, QueueFullError, RunQueues, receive_waiting, system_limits
+from hri.base.queue_standins import LocalQueue
 
 from .protocol import (ACTION_SIZE, FEEDBACK_SIZE, ActionMessage, FeedbackMessage,
                        ProtocolError)
@@ -117,15 +118,25 @@ class ServerEndpoint(_Endpoint[FeedbackMessage]):
                 "messages): the actor plugin is not reading its actions")
 
 
+def default_depth() -> int:
+    """How many messages each of the actor's queues holds."""
+    return min(10, system_limits()["msg_max"])
+
+
 class ActorLink:
-    """The action and feedback queues of one run's actor, created through ``run_queues``."""
+    """The action and feedback queues of one run's actor, created through ``run_queues``; when
+    the run's queue budget was short (``run_queues.short``), their in-process stand-ins."""
 
     def __init__(self, run_queues: RunQueues, max_messages: int | None = None):
         if max_messages is None:
-            max_messages = min(10, system_limits()["msg_max"])
+            max_messages = default_depth()
         self.run_queues = run_queues
-        self.actions = run_queues.create(ACTION_SUFFIX, max_messages, ACTION_SIZE)
-        self.feedback = run_queues.create(FEEDBACK_SUFFIX, max_messages, FEEDBACK_SIZE)
+        if run_queues.short is None:
+            self.actions = run_queues.create(ACTION_SUFFIX, max_messages, ACTION_SIZE)
+            self.feedback = run_queues.create(FEEDBACK_SUFFIX, max_messages, FEEDBACK_SIZE)
+        else:
+            self.actions = LocalQueue(run_queues.name(ACTION_SUFFIX), max_messages, ACTION_SIZE)
+            self.feedback = LocalQueue(run_queues.name(FEEDBACK_SUFFIX), max_messages, FEEDBACK_SIZE)
         for queue in (self.actions, self.feedback):
             queue.block = False  # every endpoint call returns at once (O_NONBLOCK)
 
@@ -146,6 +157,12 @@ class ActorLink:
                 target.send(record)
             except posix_ipc.BusyError:
                 return
+
+    @staticmethod
+    def plan(max_messages: int | None = None) -> dict[str, tuple[int, int]]:
+        """The queues an ActorLink creates: suffix -> (max_messages, message_size)."""
+        depth = default_depth() if max_messages is None else max_messages
+        return {ACTION_SUFFIX: (depth, ACTION_SIZE), FEEDBACK_SUFFIX: (depth, FEEDBACK_SIZE)}
 
     def plugin_endpoint(self) -> PluginEndpoint:
         return PluginEndpoint(self.actions, self.feedback)

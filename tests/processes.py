@@ -1,8 +1,9 @@
 """The machine's processes as ``/proc`` shows them: what a command under test started, and
-what it left running."""
+what it left running; and whether a run under test is past its set-up."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 
@@ -31,3 +32,18 @@ def grandchildren(pid: int) -> list[int]:
 def in_session(session: int) -> list[int]:
     """The processes of the session ``session`` (a command started with ``start_new_session``)."""
     return [p for p, _, sid in processes() if sid == session]
+
+
+def wait_ticking(out: Path, timeout: float = 120.0) -> bool:
+    """Wait until the run writing into ``out`` ticks its trees: its robot's .btlog, begun with the
+    tree's description in the set-up, grows. (A run's queues exist from the set-up's start,
+    and the set-up takes seconds on a busy machine.) False after ``timeout`` wall seconds."""
+    deadline, first = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        sizes = [log.stat().st_size for log in out.glob(".robot.btlog.*")]
+        if sizes and first is None:
+            first = sizes[0]
+        elif sizes and sizes[0] > first:
+            return True
+        time.sleep(0.05)
+    return False

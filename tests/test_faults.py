@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from hri.base.errors import HriError
 from hri.scenario.faults import Fault, parse_faults, random_fault
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
+from processes import wait_ticking
 from test_cli import HRI, hri
 
 
@@ -65,10 +65,7 @@ def test_sigterm_ends_a_run_with_one_line_its_files_and_no_queue(tmp_path):
     process = subprocess.Popen([HRI, "run", "coexistence", "--duration", "3600", "--out", str(run_dir)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not any(Path("/dev/mqueue").glob(f"hri-{process.pid}-*")) and time.monotonic() < deadline:
-            time.sleep(0.05)  # the run has its queues: it is under way
-        time.sleep(3.0)  # past the set-up (a second or so): the run steps
+        assert wait_ticking(run_dir)  # past the set-up (seconds on a busy machine): the run steps
         process.send_signal(signal.SIGTERM)
         assert process.wait(30) == 143
         assert process.stderr.read() == "hri: terminated\n"

@@ -253,8 +253,15 @@ def test_registry_folder_of_someone_else_is_refused(tmp_path):
 # The actor's link: keep-last feedback, full action queue
 
 
-def test_feedback_keeps_the_newest_when_the_queue_is_full(registry):
+#: The actor's queues, and their in-process stand-ins of a run whose queue budget was short
+#: (hri.base.queue_standins): full and empty alike.
+LINKS = pytest.mark.parametrize("short", [None, "the budget is short"], ids=["queues", "stand-ins"])
+
+
+@LINKS
+def test_feedback_keeps_the_newest_when_the_queue_is_full(registry, short):
     with RunQueues(registry) as rq:
+        rq.short = short
         link = ActorLink(rq, max_messages=4)
         assert link.action_name == rq.prefix + "-actor-action"
         assert link.feedback_name == rq.prefix + "-actor-feedback"
@@ -268,8 +275,10 @@ def test_feedback_keeps_the_newest_when_the_queue_is_full(registry):
         assert received == [3, 4, 5, 6]
 
 
-def test_full_action_queue_raises(registry):
+@LINKS
+def test_full_action_queue_raises(registry, short):
     with RunQueues(registry) as rq:
+        rq.short = short
         link = ActorLink(rq, max_messages=2)
         plugin, server = link.plugin_endpoint(), link.server_endpoint()
         server.send(ActionMessage(ActorState.ANIMATION, "wave", sequence=1))
@@ -279,6 +288,7 @@ def test_full_action_queue_raises(registry):
         assert plugin.receive().state is ActorState.ANIMATION
         assert plugin.receive().state is ActorState.IDLE
         assert plugin.receive() is None
+        assert len(rq.names) == (0 if short else 2)
 
 
 def test_undecodable_records_are_dropped_and_counted(registry):

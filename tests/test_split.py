@@ -15,7 +15,7 @@ import pytest
 from hri.base.mqueue import queue_exists, runtime_dir
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
-from processes import children as child_processes
+from processes import children as child_processes, wait_ticking
 
 HRI = [sys.executable, "-m", "hri.cli.main"]
 WALL = ("wall_time_s", "real_time_factor")
@@ -58,11 +58,10 @@ def _start_split_run(tmp_path: Path, env: dict | None = None) -> tuple[subproces
     proc = subprocess.Popen([*HRI, "run", "coexistence", "--split", "--duration", "600", "--seed", "3",
                              "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, **(env or {})})
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         children, queues = child_processes(proc.pid), _run_queue_names(proc.pid)
-        if len(children) == 2 and len(queues) == 6:
-            time.sleep(1.0)  # ticking by now
+        if len(children) == 2 and len(queues) == 6 and wait_ticking(tmp_path / "run"):
             return proc, children, queues
         time.sleep(0.1)
     proc.kill()

@@ -23,14 +23,25 @@ of registry entries whose process is gone and never touches a live run.
 
 Linux offers no system call listing message queues (and ``/dev/mqueue`` is often not
 mounted), so the registry is the only record; :func:`queue_exists` checks a single name.
+
+**The queue budget.** The kernel charges every queue to the user who created it:
+:func:`queue_charge` bytes (its messages' room plus two kernel structures per message), summed
+over all of that user's processes and capped by ``RLIMIT_MSGQUEUE`` (``ulimit -q``, often
+800 KB). :meth:`RunQueues.reserve` checks a run's queues against that budget and creates them
+all before the run starts, or none: when the budget is short it returns the one-line reason
+(figures and the fix) and sets :attr:`RunQueues.short`, so that the run can use its stand-ins
+(:mod:`hri.base.queue_standins`) instead. A queue that :meth:`RunQueues.create` cannot make for
+want of budget raises :class:`QueueBudgetShort` with that line.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
 import json
 import os
 import re
+import resource
 import secrets
 import signal
 import stat
@@ -41,7 +52,7 @@ from pathlib import Path
 import posix_ipc
 
 from hri.base.files import is_alive, write_atomic
-from hri.base.errors import Terminated
+from hri.base.errors import HriError, Terminated
 
 QUEUE_MODE = 0o600
 PREFIX_PATTERN = re.compile(r"^/hri-[0-9]+-[0-9a-f]{12}$")
@@ -50,8 +61,12 @@ _NAME_MAX = 255  # NAME_MAX of the mqueue file system, without the leading '/'
 _TMP_PREFIX = ".tmp-"
 
 
-class MQueueError(RuntimeError):
-    """A message queue could not be created, opened or used as asked."""
+class MQueueError(HriError, RuntimeError):
+    """A message queue could not be created, opened or used as asked (one line)."""
+
+
+class QueueBudgetShort(MQueueError):
+    """The user's message-queue budget (``ulimit -q``) has no room for a queue."""
 
 
 class QueueFullError(MQueueError):
@@ -117,6 +132,49 @@ def system_limits() -> dict[str, int]:
         "msgsize_max": _read_limit("msgsize_max", posix_ipc.QUEUE_MESSAGE_SIZE_MAX_DEFAULT),
         "queues_max": _read_limit("queues_max", 256),
     }
+
+
+# The kernel's charge (ipc/mqueue.c, mqueue_get_inode): maxmsg * msgsize for the messages, plus
+# maxmsg * sizeof(struct msg_msg) and min(maxmsg, MQ_PRIO_MAX) * sizeof(struct
+# posix_msg_tree_node), 48 bytes each on 64-bit Linux (measured: 96 bytes a message here).
+_MSG_MSG_SIZE = 48
+_TREE_NODE_SIZE = 48
+_MQ_PRIO_MAX = 32768
+
+
+def queue_charge(max_messages: int, message_size: int) -> int:
+    """Bytes of the user's ``RLIMIT_MSGQUEUE`` that a queue of these dimensions takes."""
+    return (max_messages * (message_size + _MSG_MSG_SIZE)
+            + min(max_messages, _MQ_PRIO_MAX) * _TREE_NODE_SIZE)
+
+
+def queue_budget() -> int | None:
+    """The user's message-queue budget in bytes (the soft ``RLIMIT_MSGQUEUE``); None: unlimited."""
+    soft = resource.getrlimit(resource.RLIMIT_MSGQUEUE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def budget_short(need: int) -> str:
+    """The one line saying that queues of ``need`` bytes do not fit in the budget, and the fix."""
+    return (f"message queues of {need} bytes do not fit in the user's queue budget (`ulimit -q` "
+            f"{queue_budget()} bytes, shared by all processes of uid {os.getuid()}; other runs "
+            "hold the rest): run fewer at once, or raise the limit (`ulimit -q`, "
+            "msgqueue in /etc/security/limits.conf)")
+
+
+def _out_of_budget(error: BaseException) -> bool:
+    """Whether mq_open failed for want of queue budget. The kernel says EMFILE (posix_ipc: an
+    OSError without errno, "maximum number of files open"), as for a process out of file
+    descriptors: that one is told apart by counting ours."""
+    if not isinstance(error, OSError) or error.errno not in (None, errno.EMFILE):
+        return False
+    if error.errno is None and "maximum number of files" not in str(error):
+        return False
+    try:
+        open_fds = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return True
+    return open_fds + 1 < resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,6 +382,8 @@ class RunQueues:
         self._lock = threading.RLock()
         self._registry_path: Path | None = None
         self._closed = False
+        self._reserved: dict[str, tuple[int, int]] = {}  # made by reserve(), not yet handed out
+        self.short: str | None = None  # set by reserve(): why the run uses stand-ins
 
     # context manager ------------------------------------------------------------------------
 
@@ -378,10 +438,53 @@ class RunQueues:
             raise ValueError(f"queue name {full!r} is too long")
         return full
 
+    def reserve(self, plan: dict[str, tuple[int, int]]) -> str | None:
+        """Create the queues of ``plan`` (suffix: (max_messages, message_size)) now, all or none.
+
+        None when they were made (:meth:`create` then hands each out). When the user's budget
+        is short (their charge exceeds ``ulimit -q``, or the kernel refuses one for want of
+        room), none is left, :attr:`short` holds the one-line reason, and so is it returned.
+        """
+        need = sum(queue_charge(*dimensions) for dimensions in plan.values())
+        budget = queue_budget()
+        if budget is not None and need > budget:
+            self.short = budget_short(need)
+            return self.short
+        made: list[str] = []
+        try:
+            for suffix, dimensions in plan.items():
+                self.create(suffix, *dimensions)
+                made.append(suffix)
+        except QueueBudgetShort:
+            for suffix in made:
+                self._remove(self.name(suffix))
+            self.short = budget_short(need)
+            return self.short
+        self._reserved.update({self.name(suffix): plan[suffix] for suffix in made})
+        return None
+
+    def _remove(self, full: str) -> None:
+        """Close and unlink one queue of this run."""
+        with self._lock:
+            queue = self._queues.pop(full, None)
+            if queue is not None:
+                try:
+                    queue.close()
+                except posix_ipc.Error:
+                    pass
+            _unlink_queue(full)
+            if full in self._names:
+                self._names.remove(full)
+                self._write_registry()
+
     def create(self, suffix: str, max_messages: int = 10,
                message_size: int = 8192) -> posix_ipc.MessageQueue:
-        """Create the queue ``<prefix>-<suffix>`` exclusively, mode 0600, read and write."""
+        """Create the queue ``<prefix>-<suffix>`` exclusively, mode 0600, read and write (or hand
+        out the one :meth:`reserve` made with these dimensions)."""
         full = self.name(suffix)
+        if self._reserved.get(full) == (max_messages, message_size):
+            del self._reserved[full]
+            return self._queues[full]
         limits = system_limits()
         if not 1 <= max_messages <= limits["msg_max"]:
             raise MQueueError(f"{full}: max_messages={max_messages} outside 1..{limits['msg_max']}"
@@ -404,6 +507,9 @@ class RunQueues:
                 self._write_registry()
                 if isinstance(error, posix_ipc.ExistentialError):
                     raise MQueueError(f"{full}: a queue of that name exists already") from error
+                if _out_of_budget(error):
+                    raise QueueBudgetShort(f"{full}: {budget_short(queue_charge(max_messages, message_size))}"
+                                           ) from None
                 if isinstance(error, (OSError, posix_ipc.Error)):
                     raise MQueueError(f"{full}: cannot create the message queue ({error}); see "
                                       "/proc/sys/fs/mqueue and `ulimit -q`") from error

@@ -211,7 +211,8 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
         scenario = load_scenario(task["scenario"], task["assignments"])
         keep_inputs(tmp, scenario, RunRecord(task["scenario"], task["seed"], float(task["duration_s"]),
                                              list(task["assignments"])))
-        stats = run_scenario(scenario, task["duration_s"], seed=task["seed"], out_dir=tmp)
+        stats = run_scenario(scenario, task["duration_s"], seed=task["seed"], out_dir=tmp,
+                             split=bool(task.get("split")))
         sim_time = float(stats.get("sim_time_s") or 0.0)
     except Exception as err:  # noqa: BLE001 - a crashing run is data, not the end of the batch
         status, error = "failed", (str(err) or type(err).__name__)
@@ -372,9 +373,10 @@ def plan_tasks(definition: dict[str, Any], sweep: dict[str, list[str]], runs_dir
 def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int = 0,
               sets: list[str] | None = None, workers: int | None = None, backend: str = "local",
               address: str | None = None, resume_hint: str = "the same command",
-              say: Callable[[str], None] = print) -> int:
+              say: Callable[[str], None] = print, split: bool = False) -> int:
     """Run (or resume) a batch; return the exit code (0 all ok, 1 some failed or a worker
-    lost, 130 interrupted)."""
+    lost, 130 interrupted). ``split``: each run's trees in processes of their own (the same
+    results, so not part of the batch's definition)."""
     from hri.base.mqueue import cleanup_stale
     from hri.scenario.load import load_scenario
 
@@ -402,7 +404,7 @@ def run_batch(scenario: str, runs: int, duration_s: float, out: Path, seed: int 
     cleanup_stale()
     runs_dir = out / RUNS
     finished, cleared = prepare_runs_dir(runs_dir)
-    tasks = plan_tasks(definition, sweep, runs_dir, finished)
+    tasks = [{**task, "split": split} for task in plan_tasks(definition, sweep, runs_dir, finished)]
     total = runs * len(definition["configs"])
     skipped = total - len(tasks)
     configs = len(definition["configs"])

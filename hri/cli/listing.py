@@ -1,15 +1,16 @@
-"""What exists to be used: ``hri list scenarios``, ``hri list clips``, ``hri list nodes``.
+"""What exists to be used: ``hri list scenarios``, ``hri list clips``, ``hri list nodes``,
+``hri list queues``.
 
 One short table each: the preset scenarios with the first line of their description, the
 person's animation clips with their durations, the node types with their kind (``hri nodes``
-gives the ports).
+gives the ports), the user's message-queue budget and what a run takes of it.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-LISTS = ("scenarios", "clips", "nodes")
+LISTS = ("scenarios", "clips", "nodes", "queues")
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
@@ -51,4 +52,24 @@ def list_nodes() -> str:
     return _table(rows)
 
 
-LISTERS: dict[str, Callable[[], str]] = {"scenarios": list_scenarios, "clips": list_clips, "nodes": list_nodes}
+def list_queues() -> str:
+    """The user's message-queue budget (``ulimit -q``), and what a run and a --split run take."""
+    from hri.base.mqueue import queue_budget, queue_charge
+    from hri.base.quiet import import_pybullet_quietly
+
+    import_pybullet_quietly()
+    from hri.run.sim import run_queue_plan
+
+    budget = queue_budget()
+    rows = [("budget", f"{'unlimited' if budget is None else f'{budget} bytes'} (`ulimit -q`, "
+                       "shared by all this user's processes)")]
+    for what, split in (("run", False), ("--split run", True)):
+        plan = run_queue_plan(split)
+        charge = sum(queue_charge(*dimensions) for dimensions in plan.values())
+        fit = "" if budget is None else f", {budget // charge} fit at once"
+        rows.append((what, f"{charge} bytes in {len(plan)} queues{fit}"))
+    return _table(rows)
+
+
+LISTERS: dict[str, Callable[[], str]] = {"scenarios": list_scenarios, "clips": list_clips, "nodes": list_nodes,
+                                         "queues": list_queues}

@@ -103,6 +103,8 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="sweep a scenario parameter over values (repeatable: cross product); keys "
                             "swept together: KEY1,KEY2=[V1,V2],[W1,W2],... (docs/batch.md)")
     batch.add_argument("--out", type=Path, required=True, help="the batch directory (resumes if it exists)")
+    batch.add_argument("--split", action="store_true",
+                       help="each run's trees in processes of their own, as hri run --split (the same results)")
 
     plugin_help = "a node module (name or .py path) registering extra nodes (repeatable)"
     validate = sub.add_parser("validate", help="check tree and scenario files")
@@ -145,8 +147,9 @@ def _build_parser() -> argparse.ArgumentParser:
     render.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
                         help=plugin_help)
 
-    listing = sub.add_parser("list", help="what exists: the preset scenarios, the animation clips, the node types")
-    listing.add_argument("what", choices=("scenarios", "clips", "nodes"), help="what to list")
+    listing = sub.add_parser("list", help="what exists: the preset scenarios, the animation clips, the node types, "
+                             "the message-queue budget")
+    listing.add_argument("what", choices=("scenarios", "clips", "nodes", "queues"), help="what to list")
 
     stats = sub.add_parser("stats", help="statistics of a run directory or a batch directory")
     stats.add_argument("dir", type=Path, help="a run's --out folder or a batch folder")
@@ -315,9 +318,10 @@ def _cmd_batch(args: argparse.Namespace) -> int:
                "--seed", str(args.seed)] + [a for s in args.sweep for a in ("--set", s)] + ["--out", str(args.out)]
     if args.backend == "ray":  # where the runs go; the worker count is the resumer's choice
         command += ["--backend", "ray"] + (["--address", args.address] if args.address else [])
+    command += ["--split"] if args.split else []
     return run_batch(args.scenario, args.runs, args.duration, args.out, seed=args.seed, sets=args.sweep,
                      workers=args.workers, backend=args.backend, address=args.address,
-                     resume_hint=shlex.join(command))
+                     resume_hint=shlex.join(command), split=args.split)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

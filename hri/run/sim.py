@@ -52,7 +52,7 @@ from hri.run.services import SimulationServices
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.stats import EventLog, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
-from hri.run.tree_process import RemoteTreeHost
+from hri.run.tree_process import RemoteTreeHost, queue_plan
 from hri.workcell.world import build_static_scene, build_world, draw_zones
 
 
@@ -123,6 +123,12 @@ class Window(Observer, Protocol):
 
     def lost(self) -> bool:
         """True once the window has been closed."""
+
+
+def run_queue_plan(split: bool) -> dict[str, tuple[int, int]]:
+    """The message queues a run creates (suffix: (max_messages, message_size)): the actor's two,
+    and with ``split`` two per tree process."""
+    return {**ActorLink.plan(), **(queue_plan() if split else {})}
 
 
 class Simulation:
@@ -201,6 +207,9 @@ class Simulation:
 
         person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
         self.queues = RunQueues().__enter__()
+        # all the run's queues at once, or (the user's queue budget short) none: then their
+        # stand-ins carry the same messages (hri.base.queue_standins)
+        self.queues.reserve(run_queue_plan(self.split))
         link = self.actor_link = ActorLink(self.queues)
         walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
                                    [piece.footprint for piece in scenario.furniture.values()],

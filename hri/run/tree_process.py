@@ -7,7 +7,10 @@ hri.run.tree_process``, a :class:`~hri.run.tree_host.TreeHost` there). A tree pr
 broker's address and nothing else; it reaches the simulation only through the network.
 
 **Lockstep.** Each tree process is tied to the simulation by two POSIX message queues, to the
-tree and from it (created by the run: per-run names, mode 0600, unlinked when the run ends).
+tree and from it (created by the run: per-run names, mode 0600, unlinked when the run ends;
+:data:`PIPE_DEPTH` messages of :data:`PIPE_MESSAGE_SIZE` bytes each). When the user's queue
+budget has no room for the run's queues, a socket pair takes their place
+(:mod:`hri.base.queue_standins`): the same messages, so the same run.
 The network keeps an endpoint for each remote tree. Once per tree period the simulation's
 :class:`RemoteTreeHost`
 
@@ -24,8 +27,8 @@ than a queue message travel in parts (a first byte says whether more follow).
 **Failures end the run with one clear line, and no queue is left behind:**
 
 - a tree process that exits, is killed or stops answering (``TREE_TIMEOUT_S`` of wall time,
-  env ``HRI_TREE_TIMEOUT_S``) while the simulation waits for it, which it does every tree
-  period: the simulation notices within one tree period of simulated time, stops the
+  env ``HRI_TREE_TIMEOUT_S``; ``TREE_START_TIMEOUT_S`` to start) while the simulation waits
+  for it, which it does every tree period: the simulation notices within one tree period of simulated time, stops the
   other tree process and ends the run (statistics marked incomplete; queues unlinked);
 - a tree whose node fails (an error of the tree file, a service not found): the tree process
   reports the error's line, the run ends with it;
@@ -41,6 +44,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -58,6 +62,7 @@ from hri.bt.tree import Tree
 from hri.base.errors import HriError
 from hri.base.quiet import import_pybullet_quietly
 from hri.base.mqueue import RunQueues, cleanup_stale, receive_waiting, system_limits
+from hri.base.queue_standins import SocketQueue, socket_pair
 from hri.net import Frame, Kind, Network, decode_frame, encode_frame
 from hri.net.errors import CodecError
 from hri.scenario.load import scenario_from_json
@@ -65,9 +70,29 @@ from hri.scenario.model import Scenario
 from hri.run.tree_host import TickResult, TreeHost
 
 TREE_TIMEOUT_S = float(os.environ.get("HRI_TREE_TIMEOUT_S", "30"))
+#: Wall seconds a tree process may take to start (Python, PyBullet, the scenario and its tree):
+#: a second or two alone, many more on a machine busy with other runs.
+TREE_START_TIMEOUT_S = 120.0
 POLL_S = 0.2  # wall seconds between checks that the other side still lives
 LOCKSTEP = "lockstep"  # the channel of the relay's own messages (HEARTBEAT frames)
 _MORE, _LAST = b"\x01", b"\x00"
+#: The dimensions of each lockstep queue. Measured in the presets (docs/network.md): to the
+#: tree at most 386 bytes, from it 90 % under 512 bytes and at most 1.9 KB (a tick's events
+#: and transitions), a few messages a tick each way; longer messages travel in parts.
+PIPE_MESSAGE_SIZE = 1024
+PIPE_DEPTH = 4
+
+
+def pipe_dimensions() -> tuple[int, int]:
+    """The message size and depth of a lockstep queue, within the system's limits."""
+    limits = system_limits()
+    return min(PIPE_MESSAGE_SIZE, limits["msgsize_max"]), min(PIPE_DEPTH, limits["msg_max"])
+
+
+def queue_plan(roles: tuple[str, ...] = ("person", "robot")) -> dict[str, tuple[int, int]]:
+    """The queues the trees of ``roles`` in processes of their own take: suffix -> (depth, size)."""
+    size, depth = pipe_dimensions()
+    return {f"tree-{role}-{way}": (depth, size) for role in roles for way in ("in", "out")}
 
 
 class PeerGone(HriError):
@@ -94,7 +119,7 @@ class Pipe:
             except posix_ipc.BusyError:
                 pass
             except posix_ipc.ExistentialError:
-                raise PeerGone(f"{self.peer}: its message queue is gone") from None
+                raise PeerGone(f"{self.peer}: its message queue (or socket) is gone") from None
             if not self.peer_alive():
                 raise PeerGone(f"{self.peer} ended")
             if deadline is not None and time.monotonic() > deadline:
@@ -152,23 +177,36 @@ class RemoteTreeHost:
         self.network = network
         self.endpoint = network.endpoint(f"{role}-tree")
         self.dropped = 0  # frames from another sender than this tree's endpoint
-        size = min(8192, system_limits()["msgsize_max"])
-        depth = min(10, system_limits()["msg_max"])
-        to_tree = run_queues.create(f"tree-{role}-in", depth, size)
-        from_tree = run_queues.create(f"tree-{role}-out", depth, size)
+        self.socket: SocketQueue | None = None  # the stand-in for the queues, when the budget was short
         spec = {"role": role, "endpoint": self.endpoint.id, "broker": broker_address, "parent": os.getpid(),
-                "queues": {"in": to_tree.name, "out": from_tree.name},
                 "seed": {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)},
                 "scenario": scenario.document.to_json(), "record_transitions": record_transitions}
-        self.process = subprocess.Popen([sys.executable, "-m", "hri.run.tree_process"], stdin=subprocess.PIPE,
-                                        close_fds=True)
+        size, depth = pipe_dimensions()
+        passed: tuple[int, ...] = ()
+        if run_queues.short is None:
+            to_tree = run_queues.create(f"tree-{role}-in", depth, size)
+            from_tree = run_queues.create(f"tree-{role}-out", depth, size)
+            spec["queues"] = {"in": to_tree.name, "out": from_tree.name}
+        else:
+            ours, theirs = socket_pair()
+            to_tree = from_tree = self.socket = SocketQueue(ours, run_queues.name(f"tree-{role}"), size)
+            spec["socket"] = {"fd": theirs.fileno(), "size": size}
+            passed = (theirs.fileno(),)
+        try:
+            self.process = subprocess.Popen([sys.executable, "-m", "hri.run.tree_process"],
+                                            stdin=subprocess.PIPE, close_fds=True, pass_fds=passed)
+        finally:
+            if passed:
+                theirs.close()  # the tree process has its copy
         self.process.stdin.write(json.dumps(spec).encode("utf-8"))
         self.process.stdin.close()
         self.pipe = Pipe(from_tree, to_tree, lambda: self.process.poll() is None,
                          f"the {role} tree's process (pid {self.process.pid})", TREE_TIMEOUT_S)
         self.tree, self.registry = _mirror_tree(role, scenario)
         self.status_log = TreeStatusLog(role, self.tree.root, str(scenario.trees[role]))
+        self.pipe.timeout = max(TREE_TIMEOUT_S, TREE_START_TIMEOUT_S)  # a hung start is given up too
         self._expect("ready")
+        self.pipe.timeout = TREE_TIMEOUT_S
 
     def _expect(self, op: str, t: float = 0.0) -> Any:
         """Read until the control message ``op``; frames on the way go into the network."""
@@ -238,6 +276,8 @@ class RemoteTreeHost:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.socket is not None:
+            self.socket.close()
 
 
 def _mirror_tree(role: str, scenario: Scenario) -> tuple[Tree, NodeRegistry]:
@@ -299,8 +339,12 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the simulation's to handle
     spec = json.loads(sys.stdin.read())
     parent, role = int(spec["parent"]), spec["role"]
-    inbox = posix_ipc.MessageQueue(spec["queues"]["in"])
-    outbox = posix_ipc.MessageQueue(spec["queues"]["out"])
+    if "socket" in spec:  # the run's queue budget was short: a socket pair in their place
+        inbox = outbox = SocketQueue(socket.socket(fileno=int(spec["socket"]["fd"])), f"the {role} tree's socket",
+                                     int(spec["socket"]["size"]))
+    else:
+        inbox = posix_ipc.MessageQueue(spec["queues"]["in"])
+        outbox = posix_ipc.MessageQueue(spec["queues"]["out"])
     pipe = Pipe(inbox, outbox, lambda: os.getppid() == parent, f"the simulation (pid {parent})", None)
     try:
         endpoint = PipeEndpoint(int(spec["endpoint"]), pipe)
