@@ -53,6 +53,10 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="serve the trees live to Groot2: the person's on PORT and PORT+1, the robot's on "
                           f"PORT+2 and PORT+3 (default {DEFAULT_GROOT2_PORT}); a breakpoint set in Groot2 "
                           "pauses the whole simulation (docs/visualisation.md)")
+    _add_groot2_host(run)
+    run.add_argument("--groot2-allow-remote-hooks", action="store_true",
+                     help="with --groot2-host: take breakpoints and forced results from other hosts too "
+                          "(by default only from this machine)")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
                      "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
@@ -75,6 +79,7 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--groot2", type=int, nargs="?", const=DEFAULT_GROOT2_PORT, required=True, metavar="PORT",
                         help="serve the person's tree on PORT and PORT+1, the robot's on PORT+2 and PORT+3 "
                              f"(default {DEFAULT_GROOT2_PORT}), as hri run --groot2 does")
+    _add_groot2_host(replay)
     replay.add_argument("--speed", type=float, default=1.0, metavar="X",
                         help="simulated seconds per wall-clock second (default 1: real time)")
     replay.add_argument("--from", dest="start", type=float, default=0.0, metavar="S",
@@ -150,6 +155,25 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_groot2_host(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--groot2-host", metavar="ADDR",
+                         help="listen for Groot2 on this address of the machine (default 127.0.0.1: from this "
+                              "machine only; 0.0.0.0: from every IPv4 interface)")
+
+
+def _groot2_access(args: argparse.Namespace):  # -> hri.bt.loggers.groot2_publisher.Access (imports zmq)
+    """Where the Groot2 servers listen and who may send hooks, from the options."""
+    from hri.bt.loggers.groot2_publisher import Access
+
+    remote_hooks = getattr(args, "groot2_allow_remote_hooks", False)
+    if args.groot2 is None:
+        for option, given in (("--groot2-host", args.groot2_host is not None),
+                              ("--groot2-allow-remote-hooks", remote_hooks)):
+            if given:
+                raise HriError(f"{option}: only with --groot2")
+    return Access(args.groot2_host or Access.host, remote_hooks)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -219,6 +243,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from hri.run.stats import format_table
 
     scenario, record = _run_inputs(args)
+    groot2_access = _groot2_access(args)
     duration = record.duration_s
     observers = []
     for option, value in (("--record-fps", args.record_fps), ("--record-size", args.record_size)):
@@ -249,7 +274,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         stats = run_scenario(scenario, duration, seed=record.seed, window=window, realtime=args.realtime,
                              out_dir=args.out, observers=observers, split=args.split, strict=record.strict,
-                             groot2_port=args.groot2)
+                             groot2_port=args.groot2, groot2_access=groot2_access)
     except HriError as err:  # a run that ended early prints what it has too ("complete": false)
         if err.stats is not None:
             print(json.dumps(err.stats) if args.json else format_table(err.stats), flush=True)
@@ -262,7 +287,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from hri.run.replay import Replay, read_run, sigterm_raises
 
     trees = read_run(args.run_dir)
-    with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end, loop=args.loop) as replay:
+    with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end, loop=args.loop,
+                                  access=_groot2_access(args)) as replay:
         for line in replay.describe():
             print(line, flush=True)
         ended = replay.run()
