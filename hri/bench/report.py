@@ -145,10 +145,16 @@ TABLES = {"realtime": realtime_table, "breakdown": breakdown_table, "roundtrip":
 
 
 def print_report(doc: dict[str, Any], console: Console | None = None) -> None:
+    """The tables on ``console``, or on stdout through ``print`` (whose broken pipe the
+    command line ends quietly; rich's own handler would exit 1)."""
     if console is None:
         console = Console()
         if not console.is_terminal:  # piped into a file or a README: rich would assume 80 columns
             console = Console(width=120)
+        with console.capture() as captured:
+            print_report(doc, console)
+        print(captured.get(), end="")
+        return
     console.print(header(doc), highlight=False)
     for name, results in doc["results"].items():
         console.print()

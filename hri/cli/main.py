@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -375,8 +376,37 @@ def _port_given(argv: list[str]) -> list[str]:
     return given
 
 
+STDOUT_CLOSED = ("hri: standard output is closed: the command writes its results there "
+                 "(send them to a file or to /dev/null instead)")
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
+
+
+def _stdout_closed() -> bool:
+    """Whether descriptor 1 is closed (``>&-``): the next file opened would take its place."""
+    try:
+        os.fstat(1)
+    except OSError:
+        return True
+    return False
+
+
+def _drop_stdout() -> None:
+    """After a broken pipe: what is left for stdout goes to /dev/null, so that the flush at
+    exit does not fail again (and print a traceback) after the command has ended."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout has no descriptor (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(_port_given(sys.argv[1:] if argv is None else argv))
+    if _stdout_closed():
+        print(STDOUT_CLOSED, file=sys.stderr)
+        return 1
     from hri.base.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()  # keeps stdout clean for --json
@@ -384,6 +414,10 @@ def main(argv: list[str] | None = None) -> int:
                 "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command}
     try:
         code = handlers[args.command](args)
+        sys.stdout.flush()  # here, where a reader that went away is caught, not at exit
+    except BrokenPipeError:  # the reader went away (`| head`): end quietly, as a command SIGPIPE ends
+        _drop_stdout()
+        code = BROKEN_PIPE_EXIT
     except SafetyViolation as err:
         print(err, file=sys.stderr)
         code = 3
