@@ -74,7 +74,25 @@ def worker_context() -> multiprocessing.context.BaseContext:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["hri.batch.worker_preload"])
+    _ensure_forkserver_deaf_to_ctrl_c()
     return context
+
+
+def _ensure_forkserver_deaf_to_ctrl_c() -> None:
+    """Start the forkserver (if it is not running) with SIGINT ignored from its first
+    instruction. It ignores SIGINT itself only after its preload, which takes seconds: a Ctrl-C
+    meanwhile (the terminal sends it to the whole process group) ended it with a traceback of
+    the import it was in. An ignored signal stays ignored across exec."""
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()  # signal handlers can only be set in the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def start_worker_server() -> None:

@@ -285,7 +285,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from hri.run.replay import Replay, read_run, sigterm_raises
+    from hri.base.errors import sigterm_raises
+    from hri.run.replay import Replay, read_run
 
     trees = read_run(args.run_dir)
     with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end, loop=args.loop,

@@ -32,18 +32,16 @@ how soon it notices its end or a signal.
 from __future__ import annotations
 
 import math
-import signal
 import time
 import xml.etree.ElementTree as ET
 from bisect import bisect_right
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Mapping
 
 import zmq
 
-from hri.base.errors import HriError, Terminated
+from hri.base.errors import HriError
 from hri.bt.blackboard import Blackboard
 from hri.bt.loggers.btlog_reader import parse_btlog
 from hri.bt.loggers.file_logger import SUFFIX
@@ -172,20 +170,6 @@ def replay_span(trees: Mapping[str, RecordedTree], start_s: float = 0.0,
     if end_s <= start_s:
         raise HriError(f"--to {end_s:g}: must come after --from ({start_s:g} s)")
     return round(start_s * US), min(round(end_s * US), last)
-
-
-@contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`~hri.base.errors.Terminated` (so ``finally``
-    closes the sockets)."""
-    def terminate(signum: int, frame: object) -> None:
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class Replay:
