@@ -31,3 +31,23 @@ def grandchildren(pid: int) -> list[int]:
 def in_session(session: int) -> list[int]:
     """The processes of the session ``session`` (a command started with ``start_new_session``)."""
     return [p for p, _, sid in processes() if sid == session]
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs: alive and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def stop(process, pids: list[int]) -> None:
+    """Kill what a test started and what it left running (a ``finally`` after a failure)."""
+    import os
+    import signal
+
+    if process.poll() is None:
+        process.kill()
+    for pid in pids:
+        if running(pid):
+            os.kill(pid, signal.SIGKILL)

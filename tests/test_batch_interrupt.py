@@ -9,7 +9,7 @@ import time
 from concurrent.futures.process import _ExecutorManagerThread
 
 from hri.batch import backends
-from processes import grandchildren
+from processes import grandchildren, running
 
 
 def test_stopping_with_runs_waiting_prints_nothing_and_leaves_no_worker(capfd, monkeypatch):
@@ -29,12 +29,5 @@ def test_stopping_with_runs_waiting_prints_nothing_and_leaves_no_worker(capfd, m
     assert not died
     assert "Traceback" not in err and "InvalidStateError" not in err, err
     assert not [t for t in set(threading.enumerate()) - before if isinstance(t, _ExecutorManagerThread)]
-    assert workers and not [pid for pid in workers if _running(pid)]
+    assert workers and not [pid for pid in workers if running(pid)]
 
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False

@@ -29,7 +29,7 @@ from hri.base.errors import HriError
 from hri.base.files import is_alive
 from hri.scenario.load import PRESETS, load_scenario
 from hri.run.sim import Simulation
-from processes import grandchildren
+from processes import grandchildren, stop
 
 TINY = BenchSettings(scenarios=("coexistence",), duration_s=0.5, repeat=2, messages=300, batch_runs=2,
                      batch_workers=2, memory_duration_s=3.0)
@@ -316,8 +316,4 @@ def test_a_killed_memory_benchmark_takes_its_run_with_it() -> None:
             assert time.monotonic() < deadline, "the memory run outlived the benchmark"
             time.sleep(0.2)
     finally:
-        if bench.poll() is None:
-            bench.kill()
-        for pid in runs:
-            if is_alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        stop(bench, runs)

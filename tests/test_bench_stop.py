@@ -5,23 +5,13 @@ traceback."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from processes import grandchildren
+from processes import grandchildren, running, stop
 from test_cli import HRI
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie waiting to be reaped."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def test_a_terminated_safety_bench_has_stopped_its_workers_when_it_ends(tmp_path):
@@ -37,16 +27,12 @@ def test_a_terminated_safety_bench_has_stopped_its_workers_when_it_ends(tmp_path
         time.sleep(2.0)  # a run is going on in each
         bench.send_signal(signal.SIGTERM)
         _, err = bench.communicate(timeout=60)
-        left = [pid for pid in workers if _running(pid)]  # the moment the bench has ended
+        left = [pid for pid in workers if running(pid)]  # the moment the bench has ended
         assert bench.returncode == 143, err
         assert err.splitlines()[-1] == "hri: terminated" and "Traceback" not in err, err
         assert not left
     finally:
-        if bench.poll() is None:
-            bench.kill()
-        for pid in workers:
-            if _running(pid):
-                os.kill(pid, signal.SIGKILL)
+        stop(bench, workers)
 
 
 def test_ctrl_c_while_the_worker_server_imports_does_not_end_it():
