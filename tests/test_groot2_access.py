@@ -178,10 +178,9 @@ def run_dir(tmp_path_factory) -> Path:
 
 
 def _serve(argv: list[str]) -> subprocess.Popen:
-    """``hri ARGV`` in a process of its own, once it serves (it has printed its first line)."""
-    process = subprocess.Popen([sys.executable, "-m", "hri.cli.main", *argv], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    return process
+    """``hri ARGV`` started in a process of its own (its stdout and stderr piped)."""
+    return subprocess.Popen([sys.executable, "-m", "hri.cli.main", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def _stop(process: subprocess.Popen) -> None:
