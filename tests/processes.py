@@ -40,10 +40,30 @@ def wait_ticking(out: Path, timeout: float = 120.0) -> bool:
     and the set-up takes seconds on a busy machine.) False after ``timeout`` wall seconds."""
     deadline, first = time.monotonic() + timeout, None
     while time.monotonic() < deadline:
-        sizes = [log.stat().st_size for log in out.glob(".robot.btlog.*")]
+        sizes = [log.stat().st_size for log in out.glob(".hri-run-*/.robot.btlog.*")]
         if sizes and first is None:
             first = sizes[0]
         elif sizes and sizes[0] > first:
             return True
         time.sleep(0.05)
     return False
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs: alive and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def stop(process, pids: list[int]) -> None:
+    """Kill what a test started and what it left running (a ``finally`` after a failure)."""
+    import os
+    import signal
+
+    if process.poll() is None:
+        process.kill()
+    for pid in pids:
+        if running(pid):
+            os.kill(pid, signal.SIGKILL)

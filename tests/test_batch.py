@@ -171,6 +171,7 @@ def _interrupt_and_resume(tmp_path: Path, sig: int, worker: bool = False, backen
     if sig == signal.SIGINT:
         assert proc.returncode == 130, output
         assert "interrupted" in output and "resume with hri batch coexistence" in output
+        assert "Traceback" not in output and "Error" not in output, output  # the line alone
     if worker:  # one line, the other workers stopped, nothing of the batch left running
         assert proc.returncode == 1 and "Traceback" not in output, output
         assert re.search(r"\nhri batch: stopped: a worker process ended abruptly \(killed from outside, or out "

@@ -29,7 +29,7 @@ from hri.base.errors import HriError
 from hri.base.files import is_alive
 from hri.scenario.load import PRESETS, load_scenario
 from hri.run.sim import Simulation
-from processes import grandchildren
+from processes import grandchildren, stop
 
 TINY = BenchSettings(scenarios=("coexistence",), duration_s=0.5, repeat=2, messages=300, batch_runs=2,
                      batch_workers=2, memory_duration_s=3.0)
@@ -111,6 +111,13 @@ def test_groot2_cost_without_and_with_a_client(document: dict) -> None:
     assert r["client_hz"] == 20
 
 
+def test_xml_pre_pass_beside_expat(document: dict) -> None:
+    r = document["results"]["xml"]
+    assert 4.5e6 < r["bytes"] <= 5 * 1024 * 1024 and r["nodes"] == 72_000  # about the loader's limit
+    for key in ("pre_pass_s", "expat_s", "parse_xml_s", "pre_pass_per_expat"):
+        assert len(r[key]["runs"]) == 2 and all(_positive(v) for v in r[key]["runs"]), key
+
+
 def test_the_groot2_client_is_answered_during_the_run() -> None:
     from hri.bench.groot2_cost import run_once
 
@@ -123,7 +130,7 @@ def test_tables_show_every_benchmark(document: dict) -> None:
     print_report(document, Console(file=out, width=220))
     text = out.getvalue()
     for title in ("Real-time factor", "Time per simulation step", "Steps by kind", "round trip", "Batch throughput",
-                  "Memory", "Groot2"):
+                  "Memory", "Groot2", "Reading a tree file"):
         assert title in text
     assert "physics (stepSimulation)" in text and "split process" in text
 
@@ -316,8 +323,4 @@ def test_a_killed_memory_benchmark_takes_its_run_with_it() -> None:
             assert time.monotonic() < deadline, "the memory run outlived the benchmark"
             time.sleep(0.2)
     finally:
-        if bench.poll() is None:
-            bench.kill()
-        for pid in runs:
-            if is_alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        stop(bench, runs)

@@ -316,12 +316,58 @@ def test_identical_runs_are_bit_identical() -> None:
     assert first.tobytes() == second.tobytes()
 
 
-def test_step_cost(sim: Sim) -> None:
+class _CountingPyBullet:
+    """pybullet as robot.arm sees it, counting the calls made through it."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str):
+        value = getattr(p, name)
+        if not callable(value):
+            return value
+
+        def counted(*args, **kwargs):
+            self.calls.append(name)
+            return value(*args, **kwargs)
+        return counted
+
+
+def test_a_step_costs_one_motor_command_at_most_and_nothing_at_rest(sim: Sim, monkeypatch) -> None:
+    """What ``RobotArm.step`` does each physics step, counted, not timed (its time per step is
+    the ``robot`` row of ``hri bench --only breakdown``): while it moves, one motor command and
+    no query of PyBullet, no planning, no new trajectory generator; once arrived, two joint
+    reads a step until it has settled; at rest, nothing (the same command is not sent again).
+    A regression that re-plans, re-reads or rebuilds each step fails it on any machine."""
+    import hri.robot.arm as arm_module
+
     sim.arm.move_to(RIGHT)
-    sim.run_while_moving()
-    costs = np.array(sim.step_seconds) * 1e6
-    print(f"\nRobotArm.step: mean {costs.mean():.1f} us, median {np.median(costs):.1f} us, "
-          f"max {costs.max():.1f} us over {costs.size} steps")
+    counting = _CountingPyBullet()
+    monkeypatch.setattr(arm_module, "p", counting)
+    planned: list[object] = []
+    monkeypatch.setattr(arm_module, "plan_joint_path", lambda *a, **k: planned.append(a))
+    made = []
+    build = arm_module.JointMotion
+    monkeypatch.setattr(arm_module, "JointMotion", lambda *a, **k: made.append(a) or build(*a, **k))
+    per_step: dict[str, list[list[str]]] = {"moving": [], "settling": [], "rest": []}
+    arrived = False
+    step = sim.arm.step
+
+    def counted_step(dt: float) -> None:
+        nonlocal arrived
+        before, status = len(counting.calls), sim.arm.status
+        step(dt)
+        calls = counting.calls[before:]
+        arrived = arrived or "getJointStates" in calls
+        per_step["rest" if status == MotionStatus.SUCCEEDED else "settling" if arrived else "moving"].append(calls)
+
+    monkeypatch.setattr(sim.arm, "step", counted_step)
+    sim.run(8.0)
+    assert not planned and len(made) == 1  # the generator the first step makes, then kept
+    assert len(per_step["moving"]) > 100 and len(per_step["rest"]) > 100
+    assert all(calls == ["setJointMotorControlArray"] for calls in per_step["moving"][1:])
+    assert all(calls.count("getJointStates") == 2 and len(calls) <= 3 for calls in per_step["settling"])
+    assert all(calls == [] for calls in per_step["rest"])
 
 
 def test_the_planner_solves_ik_with_the_shared_kinematics_core(sim: Sim) -> None:

@@ -84,7 +84,7 @@ class VirtualDisplay:
 
 def wait_for_run_queues(runtime: Path, timeout_s: float = 60.0) -> list[str]:
     """The queue names in the registry under ``runtime`` (a run's ``XDG_RUNTIME_DIR``) once a
-    run has both: it is set up then and about to start stepping."""
+    run has both. They are made part-way through the set-up: the run is not stepping yet."""
     deadline = time.monotonic() + timeout_s
     names: list[str] = []
     while time.monotonic() < deadline and len(names) < 2:

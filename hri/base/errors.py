@@ -1,6 +1,11 @@
-"""The one error type a user can cause, printed as ``FILE:LINE: message``."""
+"""The one error type a user can cause, printed as ``FILE:LINE: message``; and how a command
+ends on SIGTERM (:class:`Terminated`)."""
 
 from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Iterator
 
 
 class HriError(Exception):
@@ -36,12 +41,26 @@ def one_line(text: str) -> str:
 
 
 class Terminated(SystemExit):
-    """SIGTERM arrived: raised by the handler a run or a replay installs, so that ``finally``
-    blocks close queues and sockets; the command exits with 143 (128 + SIGTERM, as a shell
-    reports a process it ended), and code that does not catch it exits so too."""
+    """SIGTERM arrived: raised by the handler a run, a replay or a benchmark installs, so that
+    ``finally`` blocks close queues and sockets and stop worker processes; the command exits
+    with 143 (128 + SIGTERM, as a shell reports a process it ended), and code that does not
+    catch it exits so too."""
 
     def __init__(self) -> None:
         super().__init__(143)
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within the block (in the main thread), SIGTERM raises :class:`Terminated`."""
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class SafetyViolation(HriError):

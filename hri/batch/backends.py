@@ -74,7 +74,25 @@ def worker_context() -> multiprocessing.context.BaseContext:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["hri.batch.worker_preload"])
+    _ensure_forkserver_deaf_to_ctrl_c()
     return context
+
+
+def _ensure_forkserver_deaf_to_ctrl_c() -> None:
+    """Start the forkserver (if it is not running) with SIGINT ignored from its first
+    instruction. It ignores SIGINT itself only after its preload, which takes seconds: a Ctrl-C
+    meanwhile (the terminal sends it to the whole process group) ended it with a traceback of
+    the import it was in. An ignored signal stays ignored across exec."""
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()  # signal handlers can only be set in the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def start_worker_server() -> None:
@@ -103,19 +121,25 @@ def run_local(execute_run: Task, tasks: list[dict[str, Any]], workers: int) -> I
             for future in done:
                 yield future.result()
     except BrokenProcessPool:
-        _stop_local(executor, pending)
+        _stop_local(executor)
         raise WorkerLost(WORKER_LOST) from None
     except BaseException:
-        _stop_local(executor, pending)
+        _stop_local(executor)
         raise
     executor.shutdown(wait=True)
 
 
-def _stop_local(executor: ProcessPoolExecutor, pending: set[Future]) -> None:
-    """Cancel what has not started and terminate the worker processes (ours, by pid)."""
-    for future in pending:
-        future.cancel()
+def _stop_local(executor: ProcessPoolExecutor) -> None:
+    """Drop what has not started and terminate the worker processes (ours, by pid).
+
+    The pool's own thread cancels the waiting runs (``shutdown(cancel_futures=True)``), not
+    this one: a run cancelled here stays among the pool thread's work items until it takes
+    them off, and when the workers die first, that thread marks every one of them failed,
+    meets the cancelled one and dies on ``InvalidStateError``, a traceback after the batch's
+    one line."""
     processes = list((getattr(executor, "_processes", None) or {}).values())
+    manager = getattr(executor, "_executor_manager_thread", None)
+    executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             try:
@@ -127,8 +151,6 @@ def _stop_local(executor: ProcessPoolExecutor, pending: set[Future]) -> None:
         if process.is_alive():
             process.kill()
             process.join(timeout=5)
-    manager = getattr(executor, "_executor_manager_thread", None)
-    executor.shutdown(wait=False, cancel_futures=True)
     if manager is not None:
         # The pool's manager thread closes its wake-up pipe as it ends; if it is still ending when
         # the interpreter exits, concurrent.futures' exit hook writes to the closed pipe and prints

@@ -139,6 +139,9 @@ def _server_side(link: ActorLink, messages: int, spin_s: float, child: Any) -> l
             if i >= WARMUP:
                 samples.append(end - start)
         server.send(ActionMessage(ActorState.ANIMATION, STOP_NAME))
+    except BaseException:  # stopped (Ctrl-C, SIGTERM, an error): the child ignores SIGINT, end it now
+        child.terminate()
+        raise
     finally:
         child.join(5.0)
         if child.is_alive():

@@ -65,8 +65,11 @@ def bench_command(args: argparse.Namespace) -> int:
         from hri.base.errors import HriError
 
         raise HriError("--only: name at least one benchmark, e.g. --only realtime")
-    document = run_benchmarks(settings_from_args(args), only,
-                              say=lambda line: print(f"bench: {line}", file=sys.stderr, flush=True))
+    from hri.base.errors import sigterm_raises
+
+    with sigterm_raises():  # as Ctrl-C: a batch's workers are stopped before the bench ends
+        document = run_benchmarks(settings_from_args(args), only,
+                                  say=lambda line: print(f"bench: {line}", file=sys.stderr, flush=True))
     if args.json:
         print(json.dumps(document))
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,6 +55,10 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="serve the trees live to Groot2: the person's on PORT and PORT+1, the robot's on "
                           f"PORT+2 and PORT+3 (default {DEFAULT_GROOT2_PORT}); a breakpoint set in Groot2 "
                           "pauses the whole simulation (docs/visualisation.md)")
+    _add_groot2_host(run)
+    run.add_argument("--groot2-allow-remote-hooks", action="store_true",
+                     help="with --groot2-host: take breakpoints and forced results from other hosts too "
+                          "(by default only from this machine)")
     run.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
     run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
                      "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
@@ -81,6 +86,7 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--groot2", type=int, nargs="?", const=DEFAULT_GROOT2_PORT, required=True, metavar="PORT",
                         help="serve the person's tree on PORT and PORT+1, the robot's on PORT+2 and PORT+3 "
                              f"(default {DEFAULT_GROOT2_PORT}), as hri run --groot2 does")
+    _add_groot2_host(replay)
     replay.add_argument("--speed", type=float, default=1.0, metavar="X",
                         help="simulated seconds per wall-clock second (default 1: real time)")
     replay.add_argument("--from", dest="start", type=float, default=0.0, metavar="S",
@@ -160,6 +166,25 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_groot2_host(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--groot2-host", metavar="ADDR",
+                         help="listen for Groot2 on this address of the machine (default 127.0.0.1: from this "
+                              "machine only; 0.0.0.0: from every IPv4 interface)")
+
+
+def _groot2_access(args: argparse.Namespace):  # -> hri.bt.loggers.groot2_publisher.Access (imports zmq)
+    """Where the Groot2 servers listen and who may send hooks, from the options."""
+    from hri.bt.loggers.groot2_publisher import Access
+
+    remote_hooks = getattr(args, "groot2_allow_remote_hooks", False)
+    if args.groot2 is None:
+        for option, given in (("--groot2-host", args.groot2_host is not None),
+                              ("--groot2-allow-remote-hooks", remote_hooks)):
+            if given:
+                raise HriError(f"{option}: only with --groot2")
+    return Access(args.groot2_host or Access.host, remote_hooks)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -230,6 +255,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from hri.run.stats import format_table
 
     scenario, record = _run_inputs(args)
+    groot2_access = _groot2_access(args)
     duration = record.duration_s
     observers = []
     for option, value in (("--record-fps", args.record_fps), ("--record-size", args.record_size)):
@@ -256,7 +282,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif args.force and args.record is None:
         raise HriError("--force: only with --out or --record (it lets them replace what is there)")
     try:
-        stats = _run_into(args, scenario, record, observers, folder)
+        stats = _run_into(args, scenario, record, observers, folder, groot2_access)
     except OSError as err:  # name the file in --out, not its staged copy
         if folder is None:
             raise
@@ -266,7 +292,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, observers: list,
-              folder: "OutFolder | None") -> dict:
+              folder: "OutFolder | None", groot2_access) -> dict:
     """The run, its files made in ``folder``'s staging folder and put in place at the end."""
     from hri.run.run_dir import keep_inputs
     from hri.run.sim import run_scenario
@@ -283,7 +309,7 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
             window = LiveView()
         return run_scenario(scenario, record.duration_s, seed=record.seed, window=window, realtime=args.realtime,
                             out_dir=out_dir, observers=observers, split=args.split, strict=record.strict,
-                            groot2_port=args.groot2)
+                            groot2_port=args.groot2, groot2_access=groot2_access)
     except HriError as err:  # a run that ended early prints what it has too ("complete": false)
         if folder is not None:  # a traceback kept in the run is named where it will be
             err.message = err.message.replace(str(folder.staging), str(folder.path))
@@ -296,10 +322,12 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from hri.run.replay import Replay, read_run, sigterm_raises
+    from hri.base.errors import sigterm_raises
+    from hri.run.replay import Replay, read_run
 
     trees = read_run(args.run_dir)
-    with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end, loop=args.loop) as replay:
+    with sigterm_raises(), Replay(trees, args.groot2, args.speed, args.start, args.end, loop=args.loop,
+                                  access=_groot2_access(args)) as replay:
         for line in replay.describe():
             print(line, flush=True)
         ended = replay.run()
@@ -388,8 +416,37 @@ def _port_given(argv: list[str]) -> list[str]:
     return given
 
 
+STDOUT_CLOSED = ("hri: standard output is closed: the command writes its results there "
+                 "(send them to a file or to /dev/null instead)")
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
+
+
+def _stdout_closed() -> bool:
+    """Whether descriptor 1 is closed (``>&-``): the next file opened would take its place."""
+    try:
+        os.fstat(1)
+    except OSError:
+        return True
+    return False
+
+
+def _drop_stdout() -> None:
+    """After a broken pipe: what is left for stdout goes to /dev/null, so that the flush at
+    exit does not fail again (and print a traceback) after the command has ended."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout has no descriptor (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(_port_given(sys.argv[1:] if argv is None else argv))
+    if _stdout_closed():
+        print(STDOUT_CLOSED, file=sys.stderr)
+        return 1
     from hri.base.quiet import import_pybullet_quietly
 
     import_pybullet_quietly()  # keeps stdout clean for --json
@@ -397,6 +454,10 @@ def main(argv: list[str] | None = None) -> int:
                 "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command}
     try:
         code = handlers[args.command](args)
+        sys.stdout.flush()  # here, where a reader that went away is caught, not at exit
+    except BrokenPipeError:  # the reader went away (`| head`): end quietly, as a command SIGPIPE ends
+        _drop_stdout()
+        code = BROKEN_PIPE_EXIT
     except SafetyViolation as err:
         print(err, file=sys.stderr)
         code = 3

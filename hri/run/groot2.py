@@ -3,7 +3,10 @@
 Each tree gets a :class:`~hri.bt.loggers.groot2_publisher.Groot2Publisher`, BehaviorTree.CPP
 4.10's protocol: the person's tree on ``PORT`` (server) and ``PORT + 1`` (publisher), the
 robot's on ``PORT + 2`` and ``PORT + 3``; ``PORT`` is 1667 unless given, as BehaviorTree.CPP's
-``Groot2Publisher``. The statuses come from the transitions each tick records (those of the
+``Groot2Publisher``. They listen on 127.0.0.1, so only this machine reaches them, unless
+``--groot2-host ADDR`` names another address of this machine (0.0.0.0: every interface); the
+requests that change the run (hooks, breakpoints) are taken from this machine only, unless
+``--groot2-allow-remote-hooks`` (:class:`~hri.bt.loggers.groot2_publisher.Access`). The statuses come from the transitions each tick records (those of the
 run's ``.btlog`` files); the simulation polls the publishers after each tick of the trees,
 without blocking, so the run goes on at its pace whether a client is connected or not, and
 what a client sends reaches the trees only as hooks.
@@ -26,6 +29,7 @@ BLACKBOARD request with no scopes (JSON ``null``).
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 import time
 from typing import Any, Callable, Mapping, TypeVar
@@ -33,8 +37,8 @@ from typing import Any, Callable, Mapping, TypeVar
 import zmq
 
 from hri.base.errors import HriError
-from hri.bt.loggers.groot2_publisher import (DEFAULT_PORT, PAUSE_POLL_S, Groot2Publisher, blackboard_scopes,
-                                             status_layout)
+from hri.bt.loggers.groot2_publisher import (DEFAULT_PORT, PAUSE_POLL_S, Access, Groot2Publisher,
+                                             blackboard_scopes, status_layout)
 from hri.bt.loggers.tree_xml import nodes_by_uid
 
 PORTS_PER_TREE = 2  # the server on the base port, the publisher on the next
@@ -53,13 +57,24 @@ def check_base_port(base: int) -> None:
         raise HriError(f"--groot2 {base}: the ports {base} to {last} must lie in 1..65535")
 
 
+def check_host(host: str) -> None:
+    """An HriError naming ``--groot2-host`` when ``host`` is not an IP address."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise HriError(f"--groot2-host {host}: not an IP address (127.0.0.1, the default, serves this "
+                       "machine only; 0.0.0.0 serves every IPv4 interface, :: every interface)") from None
+
+
 Served = TypeVar("Served")
 
 
-def serve_trees(base: int, serve: Callable[[str, int], Served], close: Callable[[Served], None]) -> dict[str, Served]:
-    """``serve(role, port)`` for each tree on its server port (:func:`tree_ports`), by role: an
-    HriError naming the ports when one cannot listen, with what was served closed."""
+def serve_trees(base: int, serve: Callable[[str, int], Served], close: Callable[[Served], None],
+                host: str = Access.host) -> dict[str, Served]:
+    """``serve(role, port)`` for each tree on its server port (:func:`tree_ports`) at ``host``,
+    by role: an HriError naming the ports when one cannot listen, with what was served closed."""
     check_base_port(base)
+    check_host(host)
     served: dict[str, Served] = {}
     try:
         for role, port in tree_ports(base).items():
@@ -89,14 +104,17 @@ def split_refusal(role: str) -> Callable[[], str]:
 class LiveTrees:
     """The Groot2 publishers of a run's trees, by role. ``clock``: the simulated time (for
     recordings); ``flush(role)``: hand on the transitions ``role``'s tree recorded so far in the
-    tick going on (before a breakpoint waits)."""
+    tick going on (before a breakpoint waits); ``access``: where they listen, who sends hooks."""
 
     def __init__(self, hosts: Mapping[str, Any], base: int = DEFAULT_PORT,
-                 clock: Callable[[], float] = lambda: 0.0, flush: Callable[[str], None] = lambda role: None) -> None:
+                 clock: Callable[[], float] = lambda: 0.0, flush: Callable[[str], None] = lambda role: None,
+                 access: Access = Access()) -> None:
         self.paused_s = 0.0  # wall seconds spent at breakpoints
         self._flush = flush
+        self._access = access
         self.publishers: dict[str, Groot2Publisher] = serve_trees(
-            base, lambda role, port: self._publisher(role, hosts[role], port, clock), Groot2Publisher.close)
+            base, lambda role, port: self._publisher(role, hosts[role], port, clock), Groot2Publisher.close,
+            access.host)
         self._poller = zmq.Poller()
         for publisher in self.publishers.values():
             self._poller.register(publisher.server, zmq.POLLIN)
@@ -105,11 +123,11 @@ class LiveTrees:
         # a tree in its own process: the host's tree is a mirror whose blackboard and nodes are not the tree's
         if getattr(host, "blackboard", None) is None:
             return Groot2Publisher(host.tree_xml(), status_layout(host.tree.root), port,
-                                   refuse_hooks=split_refusal(role), clock=clock)
+                                   refuse_hooks=split_refusal(role), clock=clock, access=self._access)
         scopes = blackboard_scopes(host.tree)
         return Groot2Publisher(host.tree_xml(), status_layout(host.tree.root), port, lambda: scopes,
                                nodes=nodes_by_uid(host.tree.root), clock=clock,
-                               pause=lambda until: self.pause(role, until))
+                               pause=lambda until: self.pause(role, until), access=self._access)
 
     def apply(self, role: str, records: bytes) -> None:
         """A tick's transition records of ``role``'s tree."""

@@ -32,23 +32,21 @@ how soon it notices its end or a signal.
 from __future__ import annotations
 
 import math
-import signal
 import time
 import xml.etree.ElementTree as ET
 from bisect import bisect_right
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Mapping
 
 import zmq
 
-from hri.base.errors import HriError, Terminated
+from hri.base.errors import HriError
 from hri.base.untrusted import Missing, Unreadable, read_output
 from hri.bt.blackboard import Blackboard
 from hri.bt.loggers.btlog_reader import parse_btlog
 from hri.bt.loggers.file_logger import SUFFIX
-from hri.bt.loggers.groot2_publisher import DEFAULT_PORT, Groot2Publisher
+from hri.bt.loggers.groot2_publisher import DEFAULT_PORT, Access, Groot2Publisher
 from hri.bt.loggers.transitions import RECORD_SIZE
 from hri.run.groot2 import ROLE_ORDER, check_base_port, serve_trees
 
@@ -139,10 +137,10 @@ def read_run(run_dir: Path) -> dict[str, RecordedTree]:
 class TreeReplay:
     """One recorded tree on its publisher, its statuses moved forward in simulated time."""
 
-    def __init__(self, tree: RecordedTree, port: int) -> None:
+    def __init__(self, tree: RecordedTree, port: int, access: Access = Access()) -> None:
         self.tree = tree
         scopes = recorded_scopes(tree.xml)
-        self.publisher = Groot2Publisher(tree.xml, tree.layout, port, lambda: scopes)
+        self.publisher = Groot2Publisher(tree.xml, tree.layout, port, lambda: scopes, access=access)
         self.applied = 0  # how many records the publisher has taken
 
     def rewind(self, t_us: int) -> None:
@@ -177,27 +175,15 @@ def replay_span(trees: Mapping[str, RecordedTree], start_s: float = 0.0,
     return round(start_s * US), min(round(end_s * US), last)
 
 
-@contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`~hri.base.errors.Terminated` (so ``finally``
-    closes the sockets)."""
-    def terminate(signum: int, frame: object) -> None:
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 class Replay:
-    """A run's recorded trees served to Groot2 on the ports of ``hri run --groot2``, their
-    statuses following a simulated clock that runs ``speed`` times the wall clock."""
+    """A run's recorded trees served to Groot2 on the ports of ``hri run --groot2`` (at
+    ``access.host``, 127.0.0.1 by default), their statuses following a simulated clock that
+    runs ``speed`` times the wall clock."""
 
     def __init__(self, trees: Mapping[str, RecordedTree], base: int = DEFAULT_PORT, speed: float = 1.0,
                  start_s: float = 0.0, end_s: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, loop: bool = False) -> None:
+                 clock: Callable[[], float] = time.monotonic, loop: bool = False,
+                 access: Access = Access()) -> None:
         if not math.isfinite(speed) or speed <= 0 or speed > MAX_SPEED:
             raise HriError(f"--speed {speed:g}: must be a positive number up to {MAX_SPEED:g} (1 is real time)")
         check_base_port(base)
@@ -205,7 +191,8 @@ class Replay:
         self.speed = speed
         self.loop = loop  # at the end, start again
         self.trees: dict[str, TreeReplay] = serve_trees(
-            base, lambda role, port: TreeReplay(trees[role], port), lambda tree: tree.publisher.close())
+            base, lambda role, port: TreeReplay(trees[role], port, access), lambda tree: tree.publisher.close(),
+            access.host)
         self._poller = zmq.Poller()
         for tree in self.trees.values():
             tree.advance(self.start_us)
@@ -244,7 +231,7 @@ class Replay:
 
     def describe(self) -> list[str]:
         """One line per tree saying where it is served, then one saying what is replayed."""
-        lines = [f"{role}: Groot2 on port {tree.publisher.port} (publisher {tree.publisher.port + 1}), "
+        lines = [f"{role}: Groot2 on port {tree.publisher.port} (publisher {tree.publisher.port + 1}){_elsewhere(tree.publisher.access)}, "
                  f"{len(tree.tree.times_us)} transitions" for role, tree in self.trees.items()]
         span = (self.end_us - self.start_us) / US
         lines.append(f"replaying {self.start_us / US:g} to {self.end_us / US:g} s simulated at {self.speed:g}x "
@@ -261,3 +248,8 @@ class Replay:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _elsewhere(access: Access) -> str:
+    """Where the ports listen, when that is not this machine's loopback alone."""
+    return "" if access.host == Access.host else f" at {access.host}"

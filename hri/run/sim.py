@@ -37,6 +37,7 @@ from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlag
 from hri.base.errors import HriError
 from hri.run.faults import FaultInjector, FaultTargets
+from hri.bt.loggers.groot2_publisher import Access
 from hri.run.groot2 import LiveTrees
 from hri.scenario.faults import check_split
 from hri.base.geometry import Pose
@@ -136,9 +137,10 @@ class Simulation:
 
     def __init__(self, scenario: Scenario, seed: int = 0, window: Window | None = None, realtime: bool = False,
                  observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False,
-                 out_dir: Path | None = None, groot2_port: int | None = None):
+                 out_dir: Path | None = None, groot2_port: int | None = None, groot2_access: Access = Access()):
         self.scenario = scenario
         self.groot2_port = groot2_port  # serve the trees live to Groot2 from this base port
+        self.groot2_access = groot2_access  # where they listen, who may send hooks
         self.out_dir = out_dir  # events and trajectory rows go there as the run goes
         self.strict = strict
         self.seed = int(seed)
@@ -234,7 +236,7 @@ class Simulation:
             self.btlogs = {role: BtLogFile(self.out_dir / f"{role}{BTLOG_SUFFIX}", host.tree_xml())
                            for role, host in self.trees.items()}
         if self.groot2_port is not None:
-            self.live = LiveTrees(self.trees, self.groot2_port, self.now, self._flush_transitions)
+            self.live = LiveTrees(self.trees, self.groot2_port, self.now, self._flush_transitions, self.groot2_access)
 
         safety = scenario.safety
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
@@ -497,16 +499,17 @@ class Simulation:
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: Window | None = None,
                  realtime: bool = False, out_dir: Path | None = None,
                  observers: Sequence[Observer] = (), split: bool = False, strict: bool = False,
-                 groot2_port: int | None = None) -> dict[str, Any]:
+                 groot2_port: int | None = None, groot2_access: Access = Access()) -> dict[str, Any]:
     """Build, run, write ``stats.json``, ``events.jsonl``, ``trajectory.csv`` and the trees'
     ``.btlog`` files (with ``out_dir``), and clean up;
     ``split``: the trees in processes of their own; ``strict``: the first safety violation
     ends the run (:class:`hri.base.errors.SafetyViolation`); ``groot2_port``: serve the trees
-    live to Groot2 from that base port (:mod:`hri.run.groot2`)."""
+    live to Groot2 from that base port (:mod:`hri.run.groot2`), listening and taking hooks as
+    ``groot2_access`` says."""
     from hri.run.stats import write_run
 
     with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
-                    strict=strict, out_dir=out_dir, groot2_port=groot2_port) as sim:
+                    strict=strict, out_dir=out_dir, groot2_port=groot2_port, groot2_access=groot2_access) as sim:
         try:
             stats = sim.run(duration_s)
         except HriError as err:

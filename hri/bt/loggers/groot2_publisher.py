@@ -3,10 +3,12 @@
 The protocol is BehaviorTree.CPP's (``include/behaviortree_cpp/loggers/groot2_protocol.h``,
 ``src/loggers/groot2_publisher.cpp``, BehaviorTree.CPP 4.10, Davide Faconti, 2025):
 
-* **Sockets.** A ZeroMQ REP server bound on ``tcp://*:PORT`` answers Groot2's requests; a PUB
-  socket on ``PORT + 1`` announces a reached breakpoint: the two parts ``SerializeHeader`` of a
+* **Sockets.** A ZeroMQ REP server on ``PORT`` answers Groot2's requests; a PUB socket on
+  ``PORT + 1`` announces a reached breakpoint: the two parts ``SerializeHeader`` of a
   ``BREAKPOINT_REACHED`` (``N``) request with a random id, then the node's UID in decimal.
-  Both sockets have ``linger`` 0.
+  Both sockets have ``linger`` 0. BehaviorTree.CPP binds them on every interface
+  (``tcp://*:PORT``); hri binds them on the address of :attr:`Access.host`, 127.0.0.1 unless
+  told otherwise, so that only this machine reaches them.
 * **Request.** Multipart; its first part is the 6-byte header ``SerializeHeader`` writes:
   protocol (``uint8``, 2), request type (one character), a unique id (``uint32``,
   little-endian, ``memcpy``). The server does not check the protocol byte.
@@ -39,6 +41,12 @@ The protocol is BehaviorTree.CPP's (``include/behaviortree_cpp/loggers/groot2_pr
   of the 2-part kinds without exactly 2 parts, ``error``, ``must be 2 parts message``; an
   unlock or removal of a hook that is not there, ``error``, ``Node ID not found``; any other
   failure, ``error`` and the exception's text.
+* **Limits (hri's, not BehaviorTree.CPP's).** A request part larger than
+  :func:`request_cap` bytes is not read: ZeroMQ (``ZMQ_MAXMSGSIZE``) drops the connection of a
+  peer whose frame header announces it, before buffering any of it. And the requests that
+  change a run (:data:`HOOK_REQUESTS`: inserting, removing, unlocking, disabling hooks) are
+  answered ``error`` when they come from another host (:func:`is_loopback` of the peer's
+  address), unless :attr:`Access.remote_hooks` lets them in.
 * **Heartbeat.** Every request counts as a sign of life. When none has come for
   :attr:`Groot2Publisher.max_heartbeat_delay_s` (5 s, ``max_heartbeat_delay``), every hook is
   disabled, so a breakpoint a vanished client left does not hold the tree; they are enabled
@@ -58,10 +66,12 @@ Nothing a client sends raises out of :meth:`poll`.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import struct
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import msgpack
@@ -86,6 +96,13 @@ HOOK_INSERT, HOOK_REMOVE, BREAKPOINT_REACHED, BREAKPOINT_UNLOCK = ord("I"), ord(
 HOOKS_DUMP, REMOVE_ALL_HOOKS, DISABLE_ALL_HOOKS = ord("D"), ord("A"), ord("X")
 TOGGLE_RECORDING, GET_TRANSITIONS = ord("r"), ord("t")
 TWO_PART_REQUESTS = frozenset((BLACKBOARD, HOOK_INSERT, BREAKPOINT_UNLOCK, HOOK_REMOVE, TOGGLE_RECORDING))
+#: the requests that change the run: taken from this machine only, unless Access.remote_hooks
+HOOK_REQUESTS = frozenset((HOOK_INSERT, HOOK_REMOVE, BREAKPOINT_UNLOCK, REMOVE_ALL_HOOKS, DISABLE_ALL_HOOKS))
+LOOPBACK_HOST = "127.0.0.1"
+#: a hook's JSON as Groot2 writes it (nlohmann's dump, no spaces) is under 100 bytes:
+#: {"desired_status":"SKIPPED","enabled":false,"mode":0,"once":false,"position":0,"uid":65535}
+HOOK_JSON_BYTES = 256
+MIN_REQUEST_CAP = 64 * 1024  # what any tree's requests may take, however small the tree
 IDLE_FROM = 10  # IDLE_FROM_SUCCESS = 10 + SUCCESS, ...
 ROOT_BLACKBOARD = "ROOT"  # kRootBlackboardName
 DEFAULT_PORT = 1667  # Groot2Publisher's default server_port
@@ -183,6 +200,46 @@ def blackboards_dump(names: str, scopes: Mapping[str, Blackboard]) -> bytes:
     return msgpack.packb(out if out else None)
 
 
+@dataclass(frozen=True)
+class Access:
+    """Who reaches a publisher: ``host``, the address its sockets listen on (an IP address of
+    this machine; 0.0.0.0 or ``::`` for every interface), and ``remote_hooks``, whether the
+    requests that change a run are taken from other hosts too."""
+
+    host: str = LOOPBACK_HOST
+    remote_hooks: bool = False
+
+    def endpoint(self, port: int) -> str:
+        """ZeroMQ's name for ``host:port`` (an IPv6 address in brackets)."""
+        return f"tcp://[{self.host}]:{port}" if ":" in self.host else f"tcp://{self.host}:{port}"
+
+    def takes_hooks_from(self, peer: str) -> bool:
+        """Whether a hook request from the address ``peer`` is taken."""
+        return self.remote_hooks or is_loopback(peer)
+
+
+def is_loopback(peer: str) -> bool:
+    """Whether ``peer`` (an IP address as ZeroMQ's ``Peer-Address`` gives it) is this machine's
+    loopback: 127.0.0.0/8, ``::1``, or 127.x mapped into IPv6 (a dual-stack socket's IPv4
+    peer). Anything else, an address that does not parse included, is another host."""
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
+
+
+def request_cap(node_count: int, scope_names: Sequence[str]) -> int:
+    """The largest request part a tree of ``node_count`` nodes and these blackboard scopes is
+    sent, with room to spare: a HOOK_INSERT listing a hook at both positions of every node
+    (:data:`HOOK_JSON_BYTES`, more than twice the longest hook's JSON, each), a BLACKBOARD
+    naming every scope twice over, and at least :data:`MIN_REQUEST_CAP`."""
+    hooks = 2 * node_count * HOOK_JSON_BYTES
+    names = 2 * sum(len(name.encode()) + 1 for name in scope_names)
+    return max(MIN_REQUEST_CAP, hooks, names)
+
+
 class RequestError(Exception):
     """A request answered with ``error`` and this message."""
 
@@ -193,13 +250,15 @@ class Groot2Publisher:
     ``nodes``: the tree's nodes in UID order, for hooks; ``refuse_hooks``: hooks are refused,
     with the message it returns (it may tell the user too); ``clock``: simulated seconds now,
     where a recording starts; ``pause``: where a breakpoint waits (by default, polling this
-    publisher)."""
+    publisher); ``access``: the address it listens on and who may send hooks."""
 
     def __init__(self, xml: str, layout: Sequence[int], port: int = DEFAULT_PORT,
                  scopes: BlackboardScopes | None = None, context: zmq.Context | None = None,
                  nodes: Sequence[TreeNode] = (), refuse_hooks: Callable[[], str] | None = None,
-                 clock: Callable[[], float] = lambda: 0.0, pause: Pause | None = None) -> None:
+                 clock: Callable[[], float] = lambda: 0.0, pause: Pause | None = None,
+                 access: Access = Access()) -> None:
         self.port = port
+        self.access = access
         self._xml = xml.encode()
         self._scopes = scopes
         self._tree_id = random_tree_id()
@@ -211,11 +270,15 @@ class Groot2Publisher:
         self._context = context or zmq.Context.instance()
         self.server = self._context.socket(zmq.REP)
         self.publisher = self._context.socket(zmq.PUB)
+        self.max_request_bytes = request_cap(len(layout), list(scopes()) if scopes is not None else [])
         try:
             for socket in (self.server, self.publisher):
                 socket.setsockopt(zmq.LINGER, 0)
-            self.server.bind(f"tcp://*:{port}")
-            self.publisher.bind(f"tcp://*:{port + 1}")
+                socket.setsockopt(zmq.IPV6, ":" in access.host)
+            # libzmq drops a peer whose frame header announces more, before reading the frame
+            self.server.setsockopt(zmq.MAXMSGSIZE, self.max_request_bytes)
+            self.server.bind(access.endpoint(port))
+            self.publisher.bind(access.endpoint(port + 1))
         except zmq.ZMQError:
             self.close()
             raise
@@ -310,9 +373,10 @@ class Groot2Publisher:
         wait_ms = round(timeout_s * 1000)
         try:
             while count < MAX_REQUESTS_PER_POLL and self._poller.poll(0 if count else wait_ms):
-                parts = self.server.recv_multipart(zmq.NOBLOCK)
+                frames = self.server.recv_multipart(zmq.NOBLOCK, copy=False)
                 self._last_request = time.monotonic()
-                self.server.send_multipart(self.reply(parts), zmq.NOBLOCK)
+                parts = [frame.bytes for frame in frames]
+                self.server.send_multipart(self.reply(parts, _peer(frames[0])), zmq.NOBLOCK)
                 count += 1
         except zmq.ZMQError:
             # a vanished client or a closed socket: the run goes on, the next poll starts afresh
@@ -333,8 +397,9 @@ class Groot2Publisher:
         while not until():
             self.poll(PAUSE_POLL_S)
 
-    def reply(self, parts: Sequence[bytes]) -> list[bytes]:
-        """The reply BehaviorTree.CPP's server loop sends to the request ``parts``."""
+    def reply(self, parts: Sequence[bytes], peer: str = LOOPBACK_HOST) -> list[bytes]:
+        """The reply BehaviorTree.CPP's server loop sends to the request ``parts``, sent from
+        the address ``peer`` (hri refuses hooks from other hosts, unless let in)."""
         if not parts or len(parts[0]) != REQUEST_HEADER.size:
             return _error("wrong request header")
         _, kind, unique_id = REQUEST_HEADER.unpack(parts[0])
@@ -343,6 +408,9 @@ class Groot2Publisher:
             return _error("Request not recognized")
         if kind in TWO_PART_REQUESTS and len(parts) != 2:
             return _error("must be 2 parts message")
+        if kind in HOOK_REQUESTS and not self.access.takes_hooks_from(peer):
+            return _error(f"hook refused: hri takes hooks from this machine only, not from {peer} "
+                          "(hri run --groot2-allow-remote-hooks takes them from other hosts)")
         try:
             answer = handler(parts)
         except Exception as error:  # the server loop answers any exception with its text
@@ -414,6 +482,14 @@ class Groot2Publisher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _peer(frame: zmq.Frame) -> str:
+    """The address a request came from ("" when ZeroMQ does not know it)."""
+    try:
+        return frame.get("Peer-Address")
+    except zmq.ZMQError:
+        return ""
 
 
 def _error(message: str) -> list[bytes]:
