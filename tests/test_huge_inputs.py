@@ -11,6 +11,7 @@ Each runs as a user runs it, in a process of its own, so that its peak memory is
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,8 @@ MAKERS: dict[str, Callable[[], str]] = {
     "tree_6000_nodes.xml": lambda: _tree("   <AlwaysSuccess/>\n" * 6_000),
     "tree_script_200000_terms.xml": lambda: _tree(f'   <Script code="x := {"+".join(["1"] * 200_000)}"/>\n'),
     "tree_script_integer_100000_digits.xml": lambda: _tree(f'   <Script code="x := {DIGITS}"/>\n'),
+    "tree_port_integer_100000_digits.xml": lambda: _tree(f'   <Sleep msec="{DIGITS}"/>\n'),
+    "tree_port_name_100000_characters.xml": lambda: _tree(f'   <ActorAnimation animation_name="x{DIGITS}"/>\n'),
 }
 
 
@@ -83,7 +86,7 @@ def test_every_generated_case_has_its_maker():
 
 @pytest.mark.parametrize("entry", GENERATED, ids=lambda e: e["name"])
 def test_a_huge_input_gives_its_line(entry, tmp_path):
-    expected = entry["error"].replace("{tmp}", str(tmp_path))
+    expected = re.sub(r"\{1\*(\d+)\}", lambda ones: "1" * int(ones.group(1)), entry["error"].replace("{tmp}", str(tmp_path)))
     if "args" in entry:
         args = [arg.replace("{digits}", DIGITS) for arg in entry["args"]]
         assert _one_line(*_hri(*args, "--out", str(tmp_path / "out"))) == expected

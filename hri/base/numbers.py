@@ -42,11 +42,15 @@ def brief(value: Any, limit: int = BRIEF_CHARS) -> str:
     """``repr(value)`` for a message, cut to about ``limit`` characters: a value a user gave
     (a 100,000-digit number, a long string) is named by its start, its end and its length
     instead of being echoed whole into a one-line error."""
-    text = repr(value)
+    return cut(repr(value), limit)
+
+
+def cut(text: str, limit: int = BRIEF_CHARS) -> str:
+    """``text`` itself when at most ``limit`` characters long, else its start, its end and
+    its length: ``'[1111...111' (100003 characters)``."""
     if len(text) <= limit:
         return text
-    head, tail = text[:limit - 20], text[-10:]
-    return f"{head}...{tail} ({len(text)} characters)"
+    return f"{text[:limit - 20]}...{text[-10:]} ({len(text)} characters)"
 
 
 #: the most digits of an integer in a file, a ``--set`` value or a script (Python refuses
