@@ -5,7 +5,8 @@ and command lines with a 100,000-digit value, made here in a temporary folder.
 Each is listed under ``generated`` in ``tests/bad_inputs/expected.yaml`` with its exact line:
 ``hri validate`` (and, with ``run: true``, ``hri run`` of a scenario, or of a scenario using
 the tree) prints it and exits non-zero, with no traceback or warning, within 500 MB.
-Each runs as a user runs it, in a process of its own, so that its peak memory is its own.
+Each runs as a user runs it, in a process of its own; its peak memory (``ru_maxrss`` of that
+process, which counts what the forking test process held too: an upper bound) stays below 500 MB.
 """
 
 from __future__ import annotations
