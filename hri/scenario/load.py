@@ -29,7 +29,7 @@ from hri.base.numbers import brief, duration_problem, is_number, range_problem
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_RATE_HZ, MEASURED, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
+from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_RATE_HZ, MEASURED, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
                                 PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
@@ -333,6 +333,9 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
         if key.endswith("_hz") and key in data["simulation"] and float(data["simulation"][key]) > MAX_RATE_HZ:
             fail(f"simulation.{key} must be at most {MAX_RATE_HZ:g} Hz, got {brief(data['simulation'][key])}",
                  f"simulation.{key}")
+    if float(data["simulation"]["physics_rate_hz"]) < MIN_PHYSICS_RATE_HZ:  # a step of seconds: no physics
+        fail(f"simulation.physics_rate_hz must be at least {MIN_PHYSICS_RATE_HZ:g} Hz, "
+             f"got {brief(data['simulation']['physics_rate_hz'])}", "simulation.physics_rate_hz")
     if (problem := duration_problem(float(data["simulation"]["duration_s"]))) is not None:
         fail(f"simulation.duration_s {problem}", "simulation.duration_s")
     if not 0.0 <= float(data["robot"]["reduced_velocity"]) <= 1.0:

@@ -34,6 +34,9 @@ NET_CHANNELS = ("broker", "actor", "robot", "parts", "called", "safety")
 MAX_LENGTH_M = 1000.0
 #: the highest rate (physics, trees, person), in Hz: a step of 0.1 ms, 24 times the presets' 240 Hz
 MAX_RATE_HZ = 10_000.0
+#: the lowest physics rate, in Hz: a step of a second already lets the arm's motor control and
+#: the contacts jump (the trees and the person may tick slower, down to any positive rate)
+MIN_PHYSICS_RATE_HZ = 1.0
 #: an angle in degrees (a yaw) lies within -MAX_ANGLE_DEG..MAX_ANGLE_DEG, one turn either way
 MAX_ANGLE_DEG = 360.0
 #: the most shelf sections, and the most parts a feeder keeps: each one is bodies in the
