@@ -28,7 +28,7 @@ from hri.base.geometry import Pose
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
 from hri.robot.scene import PlanningScene, load_arm, read_joint_model
-from hri.base.numbers import is_number
+from hri.base.numbers import brief, is_number
 
 DEFAULT_URDF = Path(__file__).resolve().parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
 
@@ -58,14 +58,17 @@ def _six(value: Any) -> tuple[float, ...]:
     if is_number(value):
         return (float(value),) * 6
     if not isinstance(value, (list, tuple)) or not all(is_number(v) for v in value):
-        raise ValueError(f"must be a number or a list of 6 numbers, got {value!r}")
+        raise ValueError(f"must be a number or a list of 6 numbers, got {brief(value)}")
     if len(value) != 6:
         raise ValueError(f"needs 1 or 6 values, got {len(value)}")
     return tuple(float(v) for v in value)
 
 
 _SIX = ("max_acceleration", "max_jerk", "home")
-_INTEGERS = {"ik_restarts": 1, "rrt_max_iterations": 1, "shortcut_iterations": 0, "seed": 0}  # name -> minimum
+# name -> (minimum, maximum): the counts bound the planner's work per move (the defaults are
+# 12, 2000 and 60), the seed numpy's generator
+_INTEGERS = {"ik_restarts": (1, 1000), "rrt_max_iterations": (1, 1_000_000), "shortcut_iterations": (0, 100_000),
+             "seed": (0, 2**64 - 1)}
 # The other numbers are plain floats; these must be > 0, those >= 0 (0..1: velocity_fraction).
 _POSITIVE = ("goal_tolerance", "rest_velocity", "settle_timeout", "position_tolerance", "orientation_tolerance",
              "check_resolution", "rrt_step", "position_gain", "velocity_gain")
@@ -81,16 +84,21 @@ def parse_parameter(name: str, value: Any) -> Any:
     if name in _SIX:
         values = _six(value)
         if name != "home" and min(values) <= 0.0:
-            raise ValueError(f"must be positive, got {value!r}")
+            raise ValueError(f"must be positive, got {brief(value)}")
+        if name == "home" and max(abs(v) for v in values) > 2 * math.pi:  # joint angles, rad: one turn
+            raise ValueError(f"must be joint angles within -2pi..2pi rad, got {brief(value)}")
         return values
     if name in _INTEGERS:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise ValueError(f"must be an integer, got {value!r}")
-        if value < _INTEGERS[name]:
-            raise ValueError(f"must be {_INTEGERS[name]} or more, got {value}")
+            raise ValueError(f"must be an integer, got {brief(value)}")
+        least, most = _INTEGERS[name]
+        if value < least:
+            raise ValueError(f"must be {least} or more, got {brief(value)}")
+        if value > most:
+            raise ValueError(f"must be at most {most}, got {brief(value)}")
         return int(value)
     if not is_number(value):
-        raise ValueError(f"must be a number, got {value!r}")
+        raise ValueError(f"must be a number, got {brief(value)}")
     if name == "velocity_fraction" and not 0.0 <= value <= 1.0:
         raise ValueError(f"must be within 0..1, got {value}")
     if name in _POSITIVE and value <= 0.0:

@@ -280,12 +280,12 @@ def test_large_file_is_refused_quickly(tmp_path):
     start = time.perf_counter()
     problems = [str(p) for p in validate_files([path])]
     assert time.perf_counter() - start < 1.0
-    assert problems == [f"{path}: file too large (10.0 MB, limit 5 MB)"]
+    assert problems == [f"{path}: file too large (10.0 MB, limit 1 MB)"]
     include = write(tmp_path, "inc.xml", '<root BTCPP_format="4">\n  <include path="big.xml"/>\n'
                                          '  <BehaviorTree ID="T"><AlwaysSuccess/></BehaviorTree>\n</root>\n')
     assert [str(p) for p in validate_files([include])] == [
-        f"{include}:2: include file '{path}': file too large (10.0 MB, limit 5 MB)"]
-    assert one_error_line(hri("validate", str(path))).endswith("file too large (10.0 MB, limit 5 MB)")
+        f"{include}:2: include file '{path}': file too large (10.0 MB, limit 1 MB)"]
+    assert one_error_line(hri("validate", str(path))).endswith("file too large (10.0 MB, limit 1 MB)")
 
 
 BILLION_LAUGHS = """<?xml version="1.0"?>

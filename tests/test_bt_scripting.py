@@ -741,3 +741,61 @@ def test_random_scripts_as_4_10_runs_them() -> None:
     mismatches = [(case_id(case), ours, theirs) for case, theirs in zip(cases, run_on_btcpp_4_10(cases))
                   for ours in [run_on_ours(*case)] if ours != theirs]
     assert not mismatches[:5]
+
+
+# --- limits: what a script may make and how large it may be ---------------------------------
+
+def test_a_string_longer_than_the_cap_is_a_script_error_before_it_is_made() -> None:
+    from hri.bt.scripting.operators import MAX_STRING_CHARS
+
+    blackboard = Blackboard()
+    blackboard.set("s", "x")
+    for _ in range(20):  # 2**20 characters: at the cap
+        run("s := s + s", blackboard)
+    assert len(blackboard.get("s")) == MAX_STRING_CHARS
+    for code in ("s := s + 'y'", "s := s .. 1"):
+        with pytest.raises(ScriptError, match=rf"would make a string of {MAX_STRING_CHARS + 1} characters "
+                                              rf"\(at most {MAX_STRING_CHARS}\)"):
+            run(code, blackboard)
+    assert len(blackboard.get("s")) == MAX_STRING_CHARS  # the entry keeps its value
+
+
+def test_a_doubling_string_ends_the_tick_with_one_line_naming_the_node(tmp_path) -> None:
+    from bt_harness import Harness
+
+    from hri.base.errors import HriError
+
+    harness = Harness(tmp_path, '<Repeat num_cycles="-1"><Script code="s := s + s"/></Repeat>', s="x")
+    with pytest.raises(HriError) as caught:
+        for _ in range(25):
+            harness.tick()
+    assert str(caught.value) == (f"{tmp_path / 'tree.xml'}:3: Script 'Script': script 's := s + s': '+' would make a string "
+                                 "of 2097152 characters (at most 1048576)")
+
+
+def test_a_script_longer_than_the_cap_is_refused_unparsed() -> None:
+    from hri.bt.scripting.syntax import MAX_SCRIPT_CHARS
+
+    assert run("1" * MAX_SCRIPT_CHARS) == 0  # an integer beyond int64 is 0, as BehaviorTree.CPP reads it
+    with pytest.raises(ScriptSyntaxError, match=f"a script of {MAX_SCRIPT_CHARS + 1} characters: at most "
+                                                f"{MAX_SCRIPT_CHARS} are taken"):
+        parse_script("1" * (MAX_SCRIPT_CHARS + 1))
+
+
+def test_an_integer_of_thousands_of_digits_is_read_as_behaviortree_cpp_reads_it() -> None:
+    """Past int64 a literal is 0 (std::from_chars leaves it untouched), however many digits:
+    Python's own limit (4300 digits) is never reached."""
+    assert run("0" * 5000 + "42") == 42
+    assert run("9" * 9000) == 0
+    assert run("0x" + "0" * 5000 + "ff") == 255
+
+
+def test_operations_nested_deeper_than_the_cap_are_a_syntax_error() -> None:
+    from hri.bt.scripting.compiler import MAX_DEPTH
+
+    assert run("+".join(["1"] * MAX_DEPTH)) == float(MAX_DEPTH)  # MAX_DEPTH - 1 additions, MAX_DEPTH deep
+    with pytest.raises(ScriptSyntaxError, match=f"operations nested deeper than {MAX_DEPTH} levels") as caught:
+        parse_script("+".join(["1"] * (MAX_DEPTH + 1)))
+    assert caught.value.column == 2 * MAX_DEPTH  # at the operator that goes too deep
+    with pytest.raises(ScriptSyntaxError, match="nested deeper"):
+        parse_script("x := " + "-" * MAX_DEPTH + "1")

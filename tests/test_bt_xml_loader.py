@@ -272,3 +272,24 @@ def test_validate_file_never_raises(tmp_path, data):
     assert all(isinstance(e, HriError) for e in errors)
     for error in errors:
         assert str(error).startswith(str(path))
+
+
+def test_a_tree_of_more_nodes_than_the_cap_is_refused_where_it_goes_past(tmp_path):
+    """Every SubTree's nodes count each time it is used: 71 uses of a subtree of a Sequence
+    and 70 leaves (72 nodes with the SubTree node) go past the cap at the 30th leaf of the
+    70th use (1 + 69 * 72 + 2 + 30 = 5001), reported at its line."""
+    from hri.bt.tree_builder import MAX_NODES
+
+    leaves = "".join("<AlwaysSuccess/>" for _ in range(MAX_NODES - 2))
+    fits = write(tmp_path, "fits.xml", f'<root BTCPP_format="4"><BehaviorTree ID="T"><Sequence>\n<AlwaysSuccess/>\n'
+                                       f"{leaves}</Sequence></BehaviorTree></root>")
+    assert load(fits).root is not None  # MAX_NODES - 1 nodes
+    uses = "\n".join('<SubTree ID="Leaves"/>' for _ in range(71))
+    path = write(tmp_path, "t.xml", f'<root BTCPP_format="4" main_tree_to_execute="Main">\n'
+                                    f'<BehaviorTree ID="Main"><Sequence>\n{uses}\n</Sequence></BehaviorTree>\n'
+                                    f'<BehaviorTree ID="Leaves"><Sequence>\n'
+                                    + "\n".join("<AlwaysSuccess/>" for _ in range(70)) + "\n</Sequence></BehaviorTree>\n</root>")
+    message = f"the tree has more than {MAX_NODES} nodes (a SubTree's counted each time it is used)"
+    with pytest.raises(HriError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load(path)
+    assert [str(e) for e in validate_file(path, REGISTRY)] == [f"{path}:{75 + 30}: {message}"]

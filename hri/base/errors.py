@@ -3,9 +3,18 @@ ends on SIGTERM (:class:`Terminated`)."""
 
 from __future__ import annotations
 
+import re
 import signal
 from contextlib import contextmanager
 from typing import Iterator
+
+from hri.base.numbers import cut
+
+#: a word (a run of characters without a space) longer than this is cut in a message: a
+#: value quoted whole from a user's input (a 100,000-digit number, a long name) would make a
+#: line of any length
+MAX_WORD_CHARS = 300
+_LONG_WORD = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}")
 
 
 class HriError(Exception):
@@ -27,7 +36,13 @@ class HriError(Exception):
             text = f"{self.file}:{self.line}: {self.message}"
         else:
             text = f"{self.file}: {self.message}" if self.file else self.message
-        return one_line(text)
+        return one_line(shortened(text))
+
+
+def shortened(text: str) -> str:
+    """``text`` with every word longer than :data:`MAX_WORD_CHARS` cut
+    (:func:`hri.base.numbers.cut`): what a message quotes of a user's input stays short."""
+    return _LONG_WORD.sub(lambda word: cut(word.group(), MAX_WORD_CHARS), text)
 
 
 def one_line(text: str) -> str:

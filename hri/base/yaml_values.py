@@ -10,6 +10,8 @@ walking it (building a scenario's values, validation, key checks, conversion, JS
 exponentially, so such text is refused while it is composed, before anything walks it: one line
 ``FILE:LINE: YAML aliases expand to more than 100000 nodes``. Files without aliases are not
 bounded (their size is what they hold), and the count costs a dictionary entry per node.
+An integer may have at most :data:`hri.base.numbers.MAX_INT_DIGITS` digits (``FILE:LINE: an
+integer of 100000 digits: at most 100 are taken``, not Python's own message past 4300).
 
 The scenario and clip readers walk the composed nodes (for the line of every key) and make each
 scalar's value with the safe constructor. That can fail on a tag safe YAML does not know
@@ -28,13 +30,13 @@ import yaml
 from yaml.nodes import Node
 
 from hri.base.errors import HriError
+from hri.base.numbers import brief, int_digits_problem
 
 #: what making a value from YAML text may raise (also with ``yaml.safe_load``)
 YAML_VALUE_ERRORS = (yaml.YAMLError, ValueError)
 MAX_ALIAS_NODES = 100_000
 """The most nodes a document's aliases may add when expanded: far above any file written by
 hand (the shipped ones use none), far below what takes a noticeable time or memory to walk."""
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _ENDLESS = "malformed YAML: an alias inside what it names (endless)"
@@ -47,6 +49,23 @@ class _Refused(Exception):
         super().__init__(message)
         self.message = message
         self.mark = mark
+
+
+def _bounded_int(constructor: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> int:
+    """An integer as the safe constructor makes it, refused when it has more digits than
+    :data:`hri.base.numbers.MAX_INT_DIGITS` (Python itself refuses above 4300, in its words)."""
+    problem = int_digits_problem(str(node.value))
+    if problem is not None:
+        raise _Refused(problem, node.start_mark)
+    return yaml.constructor.SafeConstructor.construct_yaml_int(constructor, node)
+
+
+class _Constructor(yaml.constructor.SafeConstructor):
+    """The safe constructor with integers of a bounded length."""
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+_CONSTRUCTOR = _Constructor()
 
 
 class _Composer(yaml.SafeLoader):
@@ -93,6 +112,9 @@ class _Composer(yaml.SafeLoader):
         return node
 
 
+_Composer.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+
+
 def decode(data: bytes | str, file: str) -> str:
     """The text of a YAML file's bytes (UTF-8, or UTF-16 with its BOM); HriError else."""
     if isinstance(data, str):
@@ -126,7 +148,7 @@ def load(data: bytes | str, file: str, *, aliases: bool = True) -> Any:
     HriError ``FILE:LINE: message``."""
     node = compose(data, file, aliases=aliases)
     try:
-        return yaml.constructor.SafeConstructor().construct_document(node) if node is not None else None
+        return _Constructor().construct_document(node) if node is not None else None
     except Exception as err:  # noqa: BLE001 - hostile input must never give a traceback
         raise _error(err, "", file) from None
 
@@ -141,7 +163,7 @@ def load_value(text: str, where: str) -> Any:
     except _Refused as err:
         raise HriError(f"{where}: {err.message}") from None
     except Exception:  # noqa: BLE001 - hostile input must never give a traceback
-        raise HriError(f"{where}: cannot parse value '{text}'") from None
+        raise HriError(f"{where}: cannot parse value {brief(text)}") from None
     finally:
         if loader is not None:
             loader.dispose()
@@ -174,10 +196,12 @@ def scalar_value(node: yaml.Node, file: str) -> Any:
     """The value of ``node`` as ``yaml.safe_load`` makes it, or HriError at its line."""
     try:
         return _CONSTRUCTOR.construct_object(node, deep=True)
+    except _Refused as err:
+        raise HriError(err.message, file, err.mark.line + 1) from None
     except YAML_VALUE_ERRORS as err:
         problem = yaml_problem(err)
         if not isinstance(err, yaml.YAMLError):  # e.g. read as a date, and no date: say which text
-            problem = f"cannot read {node.value!r}: {problem}"
+            problem = f"cannot read {brief(node.value)}: {problem}"
         raise HriError(f"malformed YAML: {problem}", file, node.start_mark.line + 1) from None
 
 

@@ -41,6 +41,7 @@ from hri.bt.context import TreeContext
 from hri.bt.node_status import SKIPPED, TickResult, is_completed
 from hri.bt.ports import PortError, PortsMixin
 from hri.base.errors import HriError
+from hri.base.numbers import brief
 from hri.net.errors import failure_reason
 
 if TYPE_CHECKING:
@@ -255,7 +256,7 @@ class TreeNode(PortsMixin):
         try:
             return script.run(self.blackboard, self.ctx.enums)
         except ScriptError as err:
-            raise self._error(f"script {script.code!r}: {err}") from None
+            raise self._error(f"script {brief(script.code, 200)}: {err}") from None
 
     def script_truth(self, script: "Script", attr: str) -> bool:
         """A condition script's result as a bool, as BehaviorTree.CPP casts it."""
@@ -264,7 +265,7 @@ class TreeNode(PortsMixin):
         try:
             return script.truth(self.blackboard, self.ctx.enums)
         except ScriptError as err:
-            raise self._error(f"{attr} {script.code!r}: {err}") from None
+            raise self._error(f"{attr} {brief(script.code, 200)}: {err}") from None
 
     # py_trees drives a behaviour through the generator tick(): one BehaviorTree.CPP tick.
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:

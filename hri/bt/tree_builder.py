@@ -35,6 +35,11 @@ from hri.base.errors import HriError
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
 MAX_DEPTH = 256
 """Deepest nesting of nodes in a tree, as BehaviorTree.CPP allows."""
+MAX_NODES = 5_000
+"""The most nodes a tree may have, each SubTree's counted every time it is used (the presets'
+trees have at most 55): a tree file is a few MB at most, but a subtree used ten times in a
+subtree used ten times ... builds ten times more nodes at each level, and every node costs
+time at every tick."""
 CONDITION_ATTRIBUTES = PRE_CONDITIONS + POST_CONDITIONS
 
 
@@ -51,12 +56,21 @@ class TreeBuilder:
         self.errors: list[HriError] = []
         self._subtree_path: list[str] = []
         self._subtree_paths: set[str] = set()
+        self._nodes = 0  # built so far in the tree being built
+        self._beyond: Behaviour | None = None  # what stands for every node past MAX_NODES
+
+    @property
+    def too_large(self) -> bool:
+        """The tree being built has more than :data:`MAX_NODES` nodes (and an error says so)."""
+        return self._nodes > MAX_NODES
 
     def error(self, element: Element, message: str) -> None:
         self.errors.append(HriError(message, element.file, element.line))
 
     def build_tree(self, tree_id: str, blackboard: Blackboard, stack: tuple[str, ...]) -> Behaviour:
         """The root node of tree ``tree_id`` on ``blackboard``."""
+        if not stack:  # a tree of its own, not a subtree: its nodes are counted from here
+            self._nodes = 0
         tree = self.trees[tree_id]
         if tree_id in self.registry:
             self.error(tree, f"tree ID {tree_id!r} is the name of a node type")
@@ -71,6 +85,12 @@ class TreeBuilder:
         if depth > MAX_DEPTH:
             self.error(element, f"tree nested deeper than {MAX_DEPTH} levels")
             return _placeholder()
+        self._nodes += 1
+        if self._nodes > MAX_NODES:  # said once; the rest is not built, not even as placeholders
+            if self._nodes == MAX_NODES + 1:
+                self.error(element, f"the tree has more than {MAX_NODES} nodes (a SubTree's counted each time it is used)")
+                self._beyond = _placeholder()
+            return self._beyond
         if element.tag == "SubTree":
             return self.build_subtree(element, blackboard, stack, depth)
         attrs = dict(element.attrib)
@@ -79,7 +99,7 @@ class TreeBuilder:
         conditions = self._conditions(element, node_id or element.tag, attrs)
         node_type = self._node_type(element, node_id)
         children = [self.build(child, blackboard, stack, depth + 1) for child in element.children]
-        if node_type is None:
+        if node_type is None or self.too_large:
             return _placeholder()
         own = len(self.errors)
         self._check_shape(element, node_id, node_type.kind, node_type.cls, len(children))

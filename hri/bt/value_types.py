@@ -27,6 +27,7 @@ from py_trees.common import Status
 
 from hri.bt.node_status import parse_status
 from hri.base.geometry import Area, Pose
+from hri.base.numbers import brief, int_digits_problem
 
 
 class AnyValue:
@@ -67,7 +68,14 @@ _CPP_FLOAT = re.compile(r"-?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|
 def cpp_int(text: str) -> int | None:
     """An integer as C++ ``std::from_chars`` reads the whole of ``text`` (an optional ``-``
     and decimal digits: no ``+``, spaces or ``_``), else None."""
-    return int(text) if _CPP_INT.fullmatch(text) else None
+    return _int(text) if _CPP_INT.fullmatch(text) else None
+
+
+def _int(digits: str) -> int:
+    """``int(digits)``; ValueError in our words past ``MAX_INT_DIGITS`` digits."""
+    if (problem := int_digits_problem(digits)) is not None:
+        raise ValueError(problem)
+    return int(digits)
 
 
 def cpp_float(text: str) -> float | None:
@@ -79,7 +87,7 @@ def cpp_float(text: str) -> float | None:
 def _leading(pattern: re.Pattern, text: str, what: str) -> str:
     match = pattern.match(text)
     if match is None:
-        raise ValueError(f"expected {what}, got {text!r}")
+        raise ValueError(f"expected {what}, got {brief(text)}")
     return match.group()
 
 
@@ -89,18 +97,18 @@ def leading_number(text: str, type_: type) -> int | float:
     ValueError when ``text`` does not start with one or it is out of range."""
     if type_ is float:
         return float(_leading(_CPP_FLOAT, text, "a number"))
-    number = int(_leading(_CPP_INT, text, "an integer"))
+    number = _int(_leading(_CPP_INT, text, "an integer"))
     if not -2**63 <= number < 2**63:
-        raise ValueError(f"{text!r} is out of the integer range")
+        raise ValueError(f"{brief(text)} is out of the integer range")
     if type_ is Unsigned and number < 0:
-        raise ValueError(f"expected 0 or more, got {text!r}")
+        raise ValueError(f"expected 0 or more, got {brief(text)}")
     return type_(number)
 
 
 def to_float(text: str, what: str = "a number") -> float:
     value = cpp_float(text.strip())
     if value is None:
-        raise ValueError(f"expected {what}, got {text!r}")
+        raise ValueError(f"expected {what}, got {brief(text)}")
     if math.isnan(value):
         raise ValueError(f"expected {what}, got NaN")
     return value
@@ -109,7 +117,7 @@ def to_float(text: str, what: str = "a number") -> float:
 def to_int(text: str) -> int:
     value = cpp_int(text.strip())
     if value is None:
-        raise ValueError(f"expected an integer, got {text!r}")
+        raise ValueError(f"expected an integer, got {brief(text)}")
     return value
 
 
@@ -123,7 +131,7 @@ def to_bool(text: str) -> bool:
         return True
     if stripped in _FALSE:
         return False
-    raise ValueError(f"expected true or false, got {text!r}")
+    raise ValueError(f"expected true or false, got {brief(text)}")
 
 
 def split_list(text: str) -> list[str]:
@@ -136,7 +144,7 @@ def split_list(text: str) -> list[str]:
 def to_unsigned(text: str) -> Unsigned:
     value = to_int(text)
     if value < 0:
-        raise ValueError(f"expected 0 or more, got {text!r}")
+        raise ValueError(f"expected 0 or more, got {brief(text)}")
     return Unsigned(value)
 
 
@@ -150,14 +158,14 @@ def _pass_unsigned(value: Any) -> Unsigned | None:
 def to_pose(text: str) -> Pose:
     parts = text.split(";")
     if len(parts) not in (3, 7):
-        raise ValueError(f"expected a pose 'x;y;z' or 'x;y;z;qx;qy;qz;qw', got {text!r}")
+        raise ValueError(f"expected a pose 'x;y;z' or 'x;y;z;qx;qy;qz;qw', got {brief(text)}")
     return Pose(*_floats(text, "a number in a pose"))
 
 
 def to_quaternion(text: str) -> Quaternion:
     parts = text.split(";")
     if len(parts) != 4:
-        raise ValueError(f"expected a quaternion 'qx;qy;qz;qw', got {text!r}")
+        raise ValueError(f"expected a quaternion 'qx;qy;qz;qw', got {brief(text)}")
     return Quaternion(*_floats(text, "a number in a quaternion"))
 
 
@@ -166,18 +174,18 @@ def to_area(text: str) -> Area:
     for corner in text.split(";"):
         xy = corner.split(",")
         if len(xy) != 2:
-            raise ValueError(f"expected an area 'x1,y1;x2,y2;x3,y3;...', got {text!r}")
+            raise ValueError(f"expected an area 'x1,y1;x2,y2;x3,y3;...', got {brief(text)}")
         points.append((to_float(xy[0], "a coordinate"), to_float(xy[1], "a coordinate")))
     try:
         return Area(points)
     except ValueError as err:
-        raise ValueError(f"invalid area {text!r}: {err}") from None
+        raise ValueError(f"invalid area {brief(text)}: {err}") from None
 
 
 def to_weights(text: str) -> Weights:
     weights = _floats(text, "a weight")
     if any(w < 0 or math.isinf(w) for w in weights):
-        raise ValueError(f"weights must be finite and non-negative, got {text!r}")
+        raise ValueError(f"weights must be finite and non-negative, got {brief(text)}")
     return Weights(weights)
 
 
@@ -263,7 +271,7 @@ def coerce(value: Any, type_: Any) -> Any:
             return cast
     elif isinstance(type_, type) and isinstance(value, type_):
         return value
-    raise ValueError(f"expected {type_name(type_)}, got {type(value).__name__} {value!r}")
+    raise ValueError(f"expected {type_name(type_)}, got {type(value).__name__} {brief(value)}")
 
 
 def cpp_text(value: Any) -> str:

@@ -28,10 +28,12 @@ from hri.bt.tree_builder import TreeBuilder
 from hri.bt.tree_files import Element, model_name_problem, port_name_problem, tree_format
 from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import parse_yaml
+from hri.base.capped import read_capped
 from hri.base.errors import HriError
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
-"""Tree files (and includes) larger than this are refused before they are parsed."""
+MAX_FILE_BYTES = 1024 * 1024
+"""Tree files (and includes) larger than this (the presets' are 3 KB) are refused before they are
+parsed: a megabyte of XML holds tens of thousands of nodes, beyond :data:`hri.bt.tree_builder.MAX_NODES`."""
 
 
 def parse_tree_file(data: bytes, file: str) -> Element:
@@ -60,15 +62,12 @@ def _read(path: str, where: Element | None) -> bytes:
     if not os.path.isfile(path):
         raise HriError(f"{prefix}not a regular file", file if where else path, line)
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_FILE_BYTES + 1)  # never more than the limit, whatever getsize says
-            if len(data) > MAX_FILE_BYTES:
-                size = max(os.fstat(stream.fileno()).st_size, len(data)) / (1024 * 1024)
-                raise HriError(f"{prefix}file too large ({size:.1f} MB, limit {MAX_FILE_BYTES // (1024 * 1024)} MB)",
-                               file if where else path, line)
-            return data
+        data, problem = read_capped(path, MAX_FILE_BYTES)
     except OSError as err:
         raise HriError(f"{prefix}cannot read: {err.strerror}", file if where else path, line) from None
+    if problem is not None:
+        raise HriError(f"{prefix}{problem}", file if where else path, line)
+    return data
 
 
 def _collect(doc: _Document, path: str, where: Element | None, stack: list[str], loaded: set[str]) -> None:
@@ -281,6 +280,8 @@ def validate_file(path: str, registry: NodeRegistry) -> list[HriError]:
     builder = TreeBuilder(doc.trees, doc.subtree_models, registry, ctx)
     for tree_id in doc.trees:
         builder.build_tree(tree_id, Blackboard(), ())
+        if builder.too_large:  # the others would be as large again: one line says it
+            break
     errors.extend(builder.errors)
     unique: dict[tuple[str | None, int | None, str], HriError] = {}
     for err in errors:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hri.bench import add_bench_parser, bench_command
-from hri.base.errors import HriError, SafetyViolation, Terminated
+from hri.base.errors import HriError, SafetyViolation, Terminated, shortened
 from hri.base.numbers import duration_problem
 
 DEFAULT_GROOT2_PORT = 1667  # BehaviorTree.CPP Groot2Publisher's default server port (hri.run.groot2; not imported: zmq)
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, like argparse but without usage noise
-        print(f"hri: {message}", file=sys.stderr)
+        print(f"hri: {shortened(message)}", file=sys.stderr)  # argparse quotes a bad value whole
         raise SystemExit(2)
 
 

@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 
 from hri.bt.factory import NodeRegistry
 from hri.bt.keys import TreeWarning
+from hri.base.capped import read_capped
 from hri.base.errors import HriError
 from hri.base.files import wrong_kind
 
@@ -80,29 +81,46 @@ def validate_tree(path: str, registry: NodeRegistry, provided: Iterable[str] | N
 def _is_yaml_tree(path: Path) -> bool:
     """True for a YAML tree file: its top level has the key ``BTCPP_format``."""
     from hri.bt.yaml_format import looks_like_tree_file
+    from hri.scenario.load import MAX_SCENARIO_BYTES
 
     try:
-        return looks_like_tree_file(path.read_bytes())
+        data = _head(path)
     except OSError:
         return False  # the scenario loader reports the unreadable file
+    if len(data) > MAX_SCENARIO_BYTES:  # too large for a scenario or a clip: no parse just to say so
+        return bool(_TREE_KEY.search(data))
+    return looks_like_tree_file(data)
 
 
+_TREE_KEY = re.compile(rb"^BTCPP_format[ \t]*:", re.MULTILINE)
 _CLIP_KEY = re.compile(rb"^keyframes[ \t]*:", re.MULTILINE)
+
+
+def _head(path: Path) -> bytes:
+    """The file's first bytes, as many as the largest file of any kind may have and one more:
+    enough to tell its kind, and that it is too large."""
+    from hri.bt.xml_loader import MAX_FILE_BYTES
+
+    return read_capped(path, MAX_FILE_BYTES)[0]
 
 
 def _is_clip(path: Path) -> bool:
     """True for an animation clip file: a top-level key ``keyframes`` (scenarios have none)."""
     try:
-        return bool(_CLIP_KEY.search(path.read_bytes()))
+        return bool(_CLIP_KEY.search(_head(path)))
     except OSError:
         return False  # the scenario loader reports the unreadable file
 
 
 def _validate_clip(path: Path) -> list[HriError]:
     from hri.actor.clip_check import check_clip
+    from hri.scenario.load import MAX_SCENARIO_BYTES
 
     try:
-        check_clip(path.read_bytes(), str(path))
+        data, problem = read_capped(path, MAX_SCENARIO_BYTES)  # clips are a few KB, like scenarios
+        if problem is not None:
+            return [HriError(problem, str(path))]
+        check_clip(data, str(path))
     except HriError as err:
         return [err]
     except OSError as err:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from hri.base.errors import HriError
+from hri.base.numbers import brief
 
 KINDS = ("actor_hang", "actor_queue_full", "corrupt_feedback", "truncated_action", "pybullet_lost",
          "tree_killed", "tree_hung")
@@ -33,24 +34,24 @@ class Fault:
             kind, _, at = spec.partition("@")
             spec = {"kind": kind, "at_s": at or "0"}
         if not isinstance(spec, dict):
-            raise HriError(f"{where}: a fault is {{kind: ..., at_s: ...}} or KIND@SECONDS, got {spec!r}")
+            raise HriError(f"{where}: a fault is {{kind: ..., at_s: ...}} or KIND@SECONDS, got {brief(spec)}")
         unknown = sorted(set(spec) - {"kind", "at_s", "tree"})
         if unknown:
-            raise HriError(f"{where}: unknown key {unknown[0]!r} (keys: kind, at_s, tree)")
+            raise HriError(f"{where}: unknown key {brief(unknown[0])} (keys: kind, at_s, tree)")
         kind = spec.get("kind")
         if kind not in KINDS:
-            raise HriError(f"{where}: unknown fault kind {kind!r} (kinds: {', '.join(KINDS)})")
+            raise HriError(f"{where}: unknown fault kind {brief(kind)} (kinds: {', '.join(KINDS)})")
         try:
             at_s = float(spec.get("at_s", 0.0))
         except (TypeError, ValueError):
-            raise HriError(f"{where}: at_s must be a number of simulated seconds, got {spec.get('at_s')!r}") from None
+            raise HriError(f"{where}: at_s must be a number of simulated seconds, got {brief(spec.get('at_s'))}") from None
         if not np.isfinite(at_s):
             raise HriError(f"{where}: at_s must be a finite number of simulated seconds, got {at_s}")
         if at_s < 0:
             raise HriError(f"{where}: at_s must not be negative, got {at_s}")
         tree = spec.get("tree", "robot")
         if tree not in ("person", "robot"):
-            raise HriError(f"{where}: tree must be person or robot, got {tree!r}")
+            raise HriError(f"{where}: tree must be person or robot, got {brief(tree)}")
         return cls(str(kind), at_s, tree)
 
 
@@ -58,7 +59,7 @@ def parse_faults(specs: Any, where: str = "faults") -> list[Fault]:
     if specs is None:
         return []
     if not isinstance(specs, list):
-        raise HriError(f"{where}: expected a list of faults, got {specs!r}")
+        raise HriError(f"{where}: expected a list of faults, got {brief(specs)}")
     return [Fault.parse(spec, f"{where}[{i}]") for i, spec in enumerate(specs)]
 
 

@@ -20,15 +20,16 @@ import yaml
 from shapely.geometry import MultiPoint, Polygon
 from shapely.validation import explain_validity
 
+from hri.base.capped import read_capped
 from hri.base.errors import HriError
 from hri.base.files import wrong_kind
 from hri.base.geometry import Area, Pose, yaw_quaternion
 from hri.base.yaml_values import check_collections, compose, load_value, scalar_value
-from hri.base.numbers import duration_problem, is_number
+from hri.base.numbers import brief, duration_problem, is_number, range_problem
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MEASURED, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
+from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_RATE_HZ, MEASURED, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
                                 PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
@@ -144,7 +145,9 @@ def parse_pose(spec: Any) -> Pose:
     x, y, z = _floats(spec["position"], 3, "position")
     yaw = spec.get("yaw_deg", 0.0)
     if not is_number(yaw):
-        raise ValueError(f"yaw_deg must be a number (degrees), got {yaw!r}")
+        raise ValueError(f"yaw_deg must be a number (degrees), got {brief(yaw)}")
+    if (problem := range_problem(yaw, -MAX_ANGLE_DEG, MAX_ANGLE_DEG, " degrees")) is not None:
+        raise ValueError(f"yaw_deg {problem}")
     q = yaw_quaternion(math.radians(float(yaw)))
     return Pose(x, y, z, *q)
 
@@ -152,6 +155,9 @@ def parse_pose(spec: Any) -> Pose:
 def _floats(value: Any, n: int, what: str) -> list[float]:
     if not isinstance(value, list) or len(value) != n or not all(is_number(v) for v in value):
         raise ValueError(f"{what} must be a list of {n} numbers")
+    for v in value:
+        if (problem := range_problem(v, -MAX_LENGTH_M, MAX_LENGTH_M, " m")) is not None:
+            raise ValueError(f"{what}: each coordinate {problem}")
     return [float(v) for v in value]
 
 
@@ -205,11 +211,7 @@ def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_t
     (:func:`hri.scenario.trees.validate_trees`), so a run fails before the simulation starts."""
     path = resolve_scenario_path(name_or_path)
     shown = name_or_path if not (name_or_path in PRESETS) else str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise HriError(f"cannot read scenario: {err}", shown) from None
-    data, lines = _load_with_lines(text, shown)
+    data, lines = _load_with_lines(_read_scenario(path, shown), shown)
     keys = [apply_override(data, assignment, lines) for assignment in overrides or []]
     scenario = build_scenario(Document(path, data, lines, keys), shown)
     if check_trees:
@@ -217,6 +219,21 @@ def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_t
 
         validate_trees(scenario, shown)
     return scenario
+
+
+MAX_SCENARIO_BYTES = 1024 * 1024
+"""Scenario files larger than this (the presets have 4 KB) are refused before they are parsed."""
+
+
+def _read_scenario(path: Path, shown: str) -> str:
+    """The text of the scenario file, refused unread past :data:`MAX_SCENARIO_BYTES`."""
+    try:
+        data, problem = read_capped(path, MAX_SCENARIO_BYTES)
+        if problem is not None:
+            raise HriError(problem, shown)
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise HriError(f"cannot read scenario: {err}", shown) from None
 
 
 def scenario_from_json(spec: dict[str, Any]) -> Scenario:
@@ -273,7 +290,7 @@ def _check_shape(data: dict, fail: Fail) -> None:
                 fail(f"missing required key '{section}.{key}'", section)
     for section in ("furniture", "areas", "poses", "blackboard", "net"):  # free-form, but mappings
         if data.get(section) is not None and not isinstance(data[section], dict):
-            fail(f"'{section}' must be a mapping, got {data[section]!r}", section)
+            fail(f"'{section}' must be a mapping, got {brief(data[section])}", section)
     _validate_numbers(data, fail)
 
 
@@ -313,6 +330,12 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
     for key in ("duration_s", "physics_rate_hz", "tree_rate_hz", "person_rate_hz"):
         if key in data["simulation"] and float(data["simulation"][key]) <= 0:
             fail(f"simulation.{key} must be positive", f"simulation.{key}")
+        if key.endswith("_hz") and key in data["simulation"] and float(data["simulation"][key]) > MAX_RATE_HZ:
+            fail(f"simulation.{key} must be at most {MAX_RATE_HZ:g} Hz, got {brief(data['simulation'][key])}",
+                 f"simulation.{key}")
+    if float(data["simulation"]["physics_rate_hz"]) < MIN_PHYSICS_RATE_HZ:  # a step of seconds: no physics
+        fail(f"simulation.physics_rate_hz must be at least {MIN_PHYSICS_RATE_HZ:g} Hz, "
+             f"got {brief(data['simulation']['physics_rate_hz'])}", "simulation.physics_rate_hz")
     if (problem := duration_problem(float(data["simulation"]["duration_s"]))) is not None:
         fail(f"simulation.duration_s {problem}", "simulation.duration_s")
     if not 0.0 <= float(data["robot"]["reduced_velocity"]) <= 1.0:
@@ -321,6 +344,9 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
         fail("person.walk_stride_m must be positive", "person.walk_stride_m")
     if float(data["person"].get("clearance_m", 0.0)) < 0:  # how far the walks keep from furniture and arm
         fail("person.clearance_m must not be negative", "person.clearance_m")
+    for key in ("walk_stride_m", "clearance_m"):
+        if float(data["person"].get(key, 0.0)) > MAX_LENGTH_M:
+            fail(f"person.{key} must be at most {MAX_LENGTH_M:g} m, got {brief(data['person'][key])}", f"person.{key}")
     for key in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"):
         if float(data["safety"][key]) < 0:
             fail(f"safety.{key} must not be negative", f"safety.{key}")
@@ -335,13 +361,13 @@ def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail) -> SafetySett
     reaction time it may assume is at least one step."""
     mode = safety.get("mode", "zones")
     if mode not in SAFETY_MODES:
-        fail(f"safety.mode must be one of {', '.join(SAFETY_MODES)}, got {mode!r}", "safety.mode")
+        fail(f"safety.mode must be one of {', '.join(SAFETY_MODES)}, got {brief(mode)}", "safety.mode")
     ssm = dict(safety.get("ssm") or {})
     for key, value in ssm.items():
         if key == "person_speed_m_s" and value == MEASURED:
             continue
         if not is_number(value):  # the schema checked the others' types
-            fail(f"safety.ssm.{key} must be a number of m/s or '{MEASURED}', got {value!r}", f"safety.ssm.{key}")
+            fail(f"safety.ssm.{key} must be a number of m/s or '{MEASURED}', got {brief(value)}", f"safety.ssm.{key}")
         if value < 0:
             fail(f"safety.ssm.{key} must not be negative", f"safety.ssm.{key}")
         ssm[key] = float(value)
@@ -368,9 +394,13 @@ def _read_room(room: dict, fail: Fail) -> Room:
     """``room``: its ``size`` is [x, y], both positive."""
     size = room.get("size")
     if not isinstance(size, list) or len(size) != 2 or not all(is_number(v) and v > 0 for v in size):
-        fail(f"room.size must be two positive numbers [x, y] in metres, got {size!r}", "room.size")
+        fail(f"room.size must be two positive numbers [x, y] in metres, got {brief(size)}", "room.size")
+    if max(size) > MAX_LENGTH_M:
+        fail(f"room.size must be at most {MAX_LENGTH_M:g} m each way, got {brief(size)}", "room.size")
     if "wall_height" in room and float(room["wall_height"]) < 0:
         fail("room.wall_height must not be negative", "room.wall_height")
+    if "wall_height" in room and float(room["wall_height"]) > MAX_LENGTH_M:
+        fail(f"room.wall_height must be at most {MAX_LENGTH_M:g} m, got {brief(room['wall_height'])}", "room.wall_height")
     x, y = (float(v) for v in size)
     return Room((x, y), float(room["wall_height"])) if "wall_height" in room else Room((x, y))
 
@@ -423,7 +453,7 @@ def _read_robot_config(config: Any, fail: Fail) -> RobotConfig:
     if config is None:
         return RobotConfig()
     if not isinstance(config, dict):
-        fail(f"'robot.config' must be a mapping, got {config!r}", "robot.config")
+        fail(f"'robot.config' must be a mapping, got {brief(config)}", "robot.config")
     known = {f.name for f in fields(RobotConfig)}
     values = {}
     for name, value in config.items():
@@ -455,7 +485,11 @@ def _read_net(net: Any, fail: Fail) -> NetworkQuality:
 
 def _points(value: Any) -> list[tuple[float, float]]:
     if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 and all(is_number(c) for c in p) for p in value):
-        raise ValueError(f"must be a list of [x, y] points, got {value!r}")
+        raise ValueError(f"must be a list of [x, y] points, got {brief(value, 200)}")
+    for point in value:  # before shapely, whose arithmetic overflows (with warnings) far beyond a room
+        for c in point:
+            if (problem := range_problem(c, -MAX_LENGTH_M, MAX_LENGTH_M, " m")) is not None:
+                raise ValueError(f"each coordinate {problem}")
     return [(float(x), float(y)) for x, y in value]
 
 
@@ -485,6 +519,6 @@ def _check_schema(data: dict, schema: dict, prefix: str, fail: Fail) -> None:
                 fail(f"'{dotted}' must be a pose {{position: [x, y, z], yaw_deg: angle}}", dotted)
         elif expected is float:
             if not is_number(value):
-                fail(f"'{dotted}' must be a number, got {value!r}", dotted)
+                fail(f"'{dotted}' must be a number, got {brief(value)}", dotted)
         elif not isinstance(value, expected):
-            fail(f"'{dotted}' must be a {expected.__name__}, got {value!r}", dotted)
+            fail(f"'{dotted}' must be a {expected.__name__}, got {brief(value)}", dotted)

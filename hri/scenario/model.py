@@ -29,6 +29,21 @@ ROLES = ("person", "robot")
 NET_CHANNELS = ("broker", "actor", "robot", "parts", "called", "safety")
 
 
+#: the largest coordinate or length of a scenario, in metres (a workcell is a few metres across;
+#: far beyond, the geometry's arithmetic overflows or loses every centimetre)
+MAX_LENGTH_M = 1000.0
+#: the highest rate (physics, trees, person), in Hz: a step of 0.1 ms, 24 times the presets' 240 Hz
+MAX_RATE_HZ = 10_000.0
+#: the lowest physics rate, in Hz: a step of a second already lets the arm's motor control and
+#: the contacts jump (the trees and the person may tick slower, down to any positive rate)
+MIN_PHYSICS_RATE_HZ = 1.0
+#: an angle in degrees (a yaw) lies within -MAX_ANGLE_DEG..MAX_ANGLE_DEG, one turn either way
+MAX_ANGLE_DEG = 360.0
+#: the most shelf sections, and the most parts a feeder keeps: each one is bodies in the
+#: physics (the presets have 3 sections and keep 4 parts)
+MAX_COUNT = 100
+
+
 @dataclass(frozen=True)
 class SimulationSettings:
     """``simulation``: the default duration and the rates, in simulated time."""

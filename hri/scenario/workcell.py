@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from hri.base.numbers import is_number
+from hri.base.numbers import brief, is_number, range_problem
+from hri.scenario.model import MAX_ANGLE_DEG, MAX_COUNT, MAX_LENGTH_M
 from hri.workcell.layout import KINDS, FeederSpec, Furniture, PartsSettings, SinkSpec
 
 _SCALARS = ("mass", "grasp_distance", "person_reach", "person_put_distance", "person_put_spread")
+_MAX_SPEED_M_S = 10.0  # a conveyor's belt
 #: reports a problem at a dotted key (and the keys on the other side of the check); never returns
 Fail = Callable[..., NoReturn]
 
@@ -21,7 +23,7 @@ def check_workcell(data: dict, fail: Fail) -> None:
     for name, spec in furniture.items():
         kind = spec.get("kind") if isinstance(spec, dict) else None
         if kind not in KINDS:
-            fail(f"furniture.{name}: unknown kind {kind!r} (box, shelf, conveyor)", f"furniture.{name}")
+            fail(f"furniture.{name}: unknown kind {brief(kind)} (box, shelf, conveyor)", f"furniture.{name}")
         if kind == "conveyor" and not is_number(spec.get("speed")):
             fail(f"furniture.{name}: a conveyor needs a numeric 'speed' (m/s)", f"furniture.{name}")
     parts = data.get("parts") or {}
@@ -61,12 +63,15 @@ def read_furniture(data: dict, fail: Fail) -> dict[str, Furniture]:
 def _piece(name: str, spec: dict) -> Furniture:
     """A piece of furniture; ValueError naming the key that is wrong."""
     shelf = {"sections": _whole(spec.get("sections"), "sections", least=1),
-             "boards": _numbers(spec.get("boards"), "boards")} if spec["kind"] == "shelf" else {}
+             "boards": _lengths(spec.get("boards"), "boards")} if spec["kind"] == "shelf" else {}
     color = _numbers(spec["color"], "color", 4) if "color" in spec else Furniture.color
-    return Furniture(name, spec["kind"], _numbers(spec.get("center"), "center", 2), _numbers(spec.get("size"), "size", 3),
-                     yaw_deg=_number(spec.get("yaw_deg", 0.0), "yaw_deg"),
+    size = _lengths(spec.get("size"), "size", 3)
+    if min(size) <= 0:
+        raise ValueError(f"size must be three positive lengths, got {brief(spec.get('size'))}")
+    return Furniture(name, spec["kind"], _lengths(spec.get("center"), "center", 2), size,
+                     yaw_deg=_number(spec.get("yaw_deg", 0.0), "yaw_deg", MAX_ANGLE_DEG, " degrees"),
                      base_z=_number(spec.get("base_z", 0.0), "base_z"),
-                     color=color, speed=_number(spec.get("speed", 0.0), "speed"), **shelf)
+                     color=color, speed=_number(spec.get("speed", 0.0), "speed", _MAX_SPEED_M_S, " m/s"), **shelf)
 
 
 def read_parts(data: dict, fail: Fail) -> PartsSettings:
@@ -74,18 +79,21 @@ def read_parts(data: dict, fail: Fail) -> PartsSettings:
     defaults of :class:`PartsSettings` for what it leaves out."""
     parts = data.get("parts") or {}
     values: dict[str, Any] = {key: float(parts[key]) for key in _SCALARS if key in parts}  # numbers: the schema
+    for key in _SCALARS:
+        if key in values and (problem := range_problem(values[key], 0.0, MAX_LENGTH_M)) is not None:
+            fail(f"parts.{key} {problem}", f"parts.{key}")  # lengths, and a mass (kg) of the same bound
     for key, count in (("size", 3), ("color", 4)):
         if key in parts:
             try:
-                values[key] = _numbers(parts[key], key, count)
+                values[key] = (_lengths if key == "size" else _numbers)(parts[key], key, count)
             except ValueError as err:
                 fail(f"parts.{err}", f"parts.{key}")
     feeders = []
     for i, feeder in enumerate(parts.get("feeders", [])):
         try:
-            feeders.append(FeederSpec(feeder["area"], float(feeder["surface_z"]),
+            feeders.append(FeederSpec(feeder["area"], _number(feeder["surface_z"], "surface_z"),
                                       _whole(feeder.get("keep", 1), "keep", least=0),
-                                      _number(feeder.get("min_spacing", 0.1), "min_spacing")))
+                                      _number(feeder.get("min_spacing", 0.1), "min_spacing", least=0.0)))
         except ValueError as err:
             fail(f"parts.feeders[{i}]: {err}", "parts.feeders")
     sinks = tuple(SinkSpec(sink["area"], float(sink["after_s"])) for sink in parts.get("sinks", []))
@@ -93,19 +101,30 @@ def read_parts(data: dict, fail: Fail) -> PartsSettings:
     return PartsSettings(**values, feeders=tuple(feeders), sinks=sinks, **surfaces)
 
 
-def _number(value: Any, what: str) -> float:
-    if not is_number(value):
-        raise ValueError(f"{what} must be a number, got {value!r}")
+def _number(value: Any, what: str, most: float = MAX_LENGTH_M, unit: str = " m", least: float | None = None) -> float:
+    """A number within ``least..most`` (``-most..most`` by default: a coordinate in metres)."""
+    if (problem := range_problem(value, -most if least is None else least, most, unit)) is not None:
+        raise ValueError(f"{what} {problem}")
     return float(value)
 
 
 def _numbers(value: Any, what: str, count: int | None = None) -> tuple[float, ...]:
     if not isinstance(value, list) or not all(is_number(v) for v in value) or count not in (None, len(value)):
-        raise ValueError(f"{what} must be a list of {f'{count} ' if count else ''}numbers, got {value!r}")
+        raise ValueError(f"{what} must be a list of {f'{count} ' if count else ''}numbers, got {brief(value)}")
     return tuple(float(v) for v in value)
 
 
+def _lengths(value: Any, what: str, count: int | None = None) -> tuple[float, ...]:
+    """:func:`_numbers`, each a coordinate or length within ``MAX_LENGTH_M``."""
+    numbers = _numbers(value, what, count)
+    for v in numbers:
+        if (problem := range_problem(v, -MAX_LENGTH_M, MAX_LENGTH_M, " m")) is not None:
+            raise ValueError(f"{what}: each {problem}")
+    return numbers
+
+
 def _whole(value: Any, what: str, least: int) -> int:
-    if not is_number(value) or int(value) < least:
-        raise ValueError(f"{what} must be a whole number >= {least}, got {value!r}")
+    """A count: a whole number within ``least..MAX_COUNT`` (each one is bodies in the physics)."""
+    if not is_number(value) or not least <= value <= MAX_COUNT or value != int(value):
+        raise ValueError(f"{what} must be a whole number within {least}..{MAX_COUNT}, got {brief(value)}")
     return int(value)

@@ -27,12 +27,30 @@ _HEXADECIMAL = re.compile(r"0[xX]([0-9a-fA-F]+)")
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
+MAX_DEPTH = 100
+"""The deepest nesting of operations in a script (``a+b+c`` is two deep): running a script
+recurses once per level, and ``1+1+...+1`` with 200,000 terms would go past Python's stack
+long before it finished. BehaviorTree.CPP's parser recurses likewise; real scripts are a few
+levels deep."""
+
+
 class Expr(NamedTuple):
     """A compiled expression; ``name`` is the entry it reads when it is a bare name (the
-    only expression an assignment can store into)."""
+    only expression an assignment can store into); ``depth`` how deep its operations nest."""
 
     evaluate: Evaluate
     name: str | None = None
+    depth: int = 1
+
+
+def _depth(token: Token | None, *operands: Expr) -> int:
+    """The depth of an operation on ``operands`` (at ``token``, for the message);
+    ScriptSyntaxError when deeper than :data:`MAX_DEPTH`."""
+    depth = 1 + max(operand.depth for operand in operands)
+    if depth > MAX_DEPTH:
+        column = token.start_pos + 1 if token is not None and token.start_pos is not None else 1
+        raise ScriptSyntaxError(f"operations nested deeper than {MAX_DEPTH} levels", column)
+    return depth
 
 
 def literal(value: Any) -> Expr:
@@ -45,7 +63,10 @@ def integer(text: str) -> int:
     """An integer literal as BehaviorTree.CPP reads it with ``std::from_chars`` into an
     int64: when it overflows, the literal is 0 (the untouched initial value)."""
     hexadecimal = _HEXADECIMAL.fullmatch(text)
-    value = int(hexadecimal.group(1), 16) if hexadecimal else int(text)
+    digits = (hexadecimal.group(1) if hexadecimal else text).lstrip("0")
+    if len(digits) > (16 if hexadecimal else 19):  # beyond int64 whatever the digits: not read
+        return 0  # (Python reads at most 4300 digits, in its own words)
+    value = int(digits or "0", 16 if hexadecimal else 10)
     return value if value <= INT64_MAX else 0
 
 
@@ -110,19 +131,21 @@ class Compiler(Transformer):
 
     def unary(self, children: list[Any]) -> Expr:
         op, operand = str(children[0]), children[1].evaluate
+        depth = _depth(children[0], children[1])
 
         def apply(blackboard: Blackboard, enums: Mapping[str, int]) -> Any:
             return operators.unary(op, operand(blackboard, enums))
 
-        return Expr(apply)
+        return Expr(apply, depth=depth)
 
     def binary(self, children: list[Any]) -> Expr:
         left, op, right = children[0].evaluate, str(children[1]), children[2].evaluate
+        depth = _depth(children[1], children[0], children[2])
         arithmetic = operators.ARITHMETIC.get(op)
         if arithmetic is None:
             def apply(blackboard: Blackboard, enums: Mapping[str, int]) -> Any:
                 return operators.binary(op, left(blackboard, enums), right(blackboard, enums))
-            return Expr(apply)
+            return Expr(apply, depth=depth)
 
         def calculate(blackboard: Blackboard, enums: Mapping[str, int]) -> Any:
             left_value, right_value = left(blackboard, enums), right(blackboard, enums)
@@ -130,11 +153,12 @@ class Compiler(Transformer):
                 return arithmetic(left_value, right_value)
             return operators.binary(op, left_value, right_value)
 
-        return Expr(calculate)
+        return Expr(calculate, depth=depth)
 
     def chain(self, children: list[Any]) -> Expr:
         first = children[0].evaluate
         links = [(str(op), operand.evaluate) for op, operand in zip(children[1::2], children[2::2])]
+        depth = _depth(children[1], *children[0::2])
 
         def compare(blackboard: Blackboard, enums: Mapping[str, int]) -> Any:
             left = first(blackboard, enums)
@@ -145,21 +169,22 @@ class Compiler(Transformer):
                 left = right
             return 1.0
 
-        return Expr(compare)
+        return Expr(compare, depth=depth)
 
     def ternary(self, children: list[Expr]) -> Expr:
         test, then, otherwise = (child.evaluate for child in children)
+        depth = _depth(None, *children)
 
         def choose(blackboard: Blackboard, enums: Mapping[str, int]) -> Any:
             if operators.condition(test(blackboard, enums)):
                 return then(blackboard, enums)
             return otherwise(blackboard, enums)
 
-        return Expr(choose)
+        return Expr(choose, depth=depth)
 
     def assign(self, children: list[Any]) -> Expr:
         target, op, value = children
-        return Expr(compile_assignment(str(op), target.name, value.evaluate))
+        return Expr(compile_assignment(str(op), target.name, value.evaluate), depth=_depth(op, target, value))
 
 
 def _number_hint(text: str) -> str:

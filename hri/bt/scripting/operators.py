@@ -26,6 +26,9 @@ from hri.bt.scripting.values import (
     to_int64,
 )
 
+MAX_STRING_CHARS = 1 << 20
+"""The longest string a script may make (a megabyte of ASCII): a script that doubles a string
+at every tick would otherwise take all memory in a few dozen ticks."""
 FLOAT_EPSILON = 2.0**-23
 """``==`` and ``!=`` of numbers allow this absolute difference (C++ float epsilon)."""
 
@@ -87,10 +90,18 @@ def binary(op: str, left: Any, right: Any) -> Any:
     if is_number(left) and is_number(right):
         return _numbers(op, left, right)
     if isinstance(left, str) and isinstance(right, str) and op == "+":
-        return left + right
+        return _joined(op, left, right)
     if op == ".." and _textual(left) and _textual(right):  # not two numbers: returned above
-        return format_value(left) + format_value(right)
+        return _joined(op, format_value(left), format_value(right))
     raise ScriptError(f"'{op}' cannot be applied to {describe(left)} and {describe(right)}")
+
+
+def _joined(op: str, left: str, right: str) -> str:
+    """``left + right``, refused before it is made when longer than :data:`MAX_STRING_CHARS`."""
+    length = len(left) + len(right)
+    if length > MAX_STRING_CHARS:
+        raise ScriptError(f"'{op}' would make a string of {length} characters (at most {MAX_STRING_CHARS})")
+    return left + right
 
 
 def _textual(value: Any) -> bool:

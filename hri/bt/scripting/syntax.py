@@ -103,6 +103,9 @@ _SEMI: ";"
 %ignore /[ \t\r\n]+/
 """
 
+MAX_SCRIPT_CHARS = 10_000
+"""The longest script (the presets' are under 100 characters): a script is parsed when its
+tree loads and run at every tick, so its size bounds the work of both."""
 WHITESPACE = " \t\r\n"
 """The only characters BehaviorTree.CPP skips between tokens."""
 
@@ -123,6 +126,8 @@ class ScriptParser:
     def parse(self, code: str) -> Any:
         if not code.strip(WHITESPACE):
             raise ScriptSyntaxError("empty script", 1)
+        if len(code) > MAX_SCRIPT_CHARS:  # refused unparsed: its size is all that is said
+            raise ScriptSyntaxError(f"a script of {len(code)} characters: at most {MAX_SCRIPT_CHARS} are taken", 1)
         try:
             return self._lark.parse(code)
         except UnexpectedToken as error:  # every character is some token: no lexer error
