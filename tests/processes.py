@@ -3,6 +3,11 @@ what it left running; and whether a run under test is past its set-up."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -67,3 +72,42 @@ def stop(process, pids: list[int]) -> None:
     for pid in pids:
         if running(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+_PEAK = """import atexit, sys
+out, sys.argv = sys.argv[1], ["hri", *sys.argv[2:]]
+def peak():
+    with open("/proc/self/status") as status:
+        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(out, "w") as f:
+        f.write(kb)
+atexit.register(peak)
+from hri.cli.main import main
+sys.exit(main())
+"""
+
+
+def run_measured(argv: list[str], env: dict[str, str], timeout_s: float = 30) -> tuple[int, str, float, float, float]:
+    """Exit status, stderr, wall seconds, CPU seconds and peak memory (MB) of ``hri ARGV`` in a
+    child process. The peak is the child's own VmHWM, written as it exits: the ``ru_maxrss`` of
+    ``wait4`` also counts the memory of this process, which the child was forked from. A child
+    still running after ``timeout_s`` is killed (a hang fails the caller's limits, not the suite)."""
+    start = time.perf_counter()
+    with tempfile.NamedTemporaryFile("r") as peak:
+        child = subprocess.Popen([sys.executable, "-c", _PEAK, peak.name, *argv], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, env=env)
+        code, stderr, seconds, cpu = _wait(child, start, timeout_s)
+        return code, stderr, seconds, cpu, int(peak.read() or 0) / 1024
+
+
+def _wait(child: subprocess.Popen, start: float, timeout_s: float) -> tuple[int, str, float, float]:
+    killer = threading.Timer(timeout_s, child.kill)  # a hang fails the time limit, not the suite
+    killer.start()
+    try:
+        stderr = child.stderr.read().decode("utf-8", "replace")
+        _, status, usage = os.wait4(child.pid, 0)
+    finally:
+        killer.cancel()
+        child.stderr.close()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, stderr, time.perf_counter() - start, usage.ru_utime + usage.ru_stime

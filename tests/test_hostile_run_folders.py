@@ -19,8 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -28,6 +26,7 @@ import pytest
 import yaml
 
 from hri.cli.main import main
+from processes import run_measured
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "bad_inputs" / "run_folders.yaml").read_text())["cases"]
 HRI = shutil.which("hri") or str(Path(sys.executable).parent / "hri")
@@ -191,44 +190,6 @@ class _Case:
         self.replace(relative)
 
 
-_PEAK = """import atexit, sys
-out, sys.argv = sys.argv[1], ["hri", *sys.argv[2:]]
-def peak():
-    with open("/proc/self/status") as status:
-        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-    with open(out, "w") as f:
-        f.write(kb)
-atexit.register(peak)
-from hri.cli.main import main
-sys.exit(main())
-"""
-
-
-def _run_measured(argv: list[str], env: dict[str, str]) -> tuple[int, str, float, float, float]:
-    """Exit status, stderr, wall seconds, CPU seconds and peak memory (MB) of ``hri ARGV`` in a
-    child process. The peak is the child's own VmHWM, written as it exits: the ``ru_maxrss`` of
-    ``wait4`` also counts the memory of this process, which the child was forked from."""
-    start = time.perf_counter()
-    with tempfile.NamedTemporaryFile("r") as peak:
-        child = subprocess.Popen([sys.executable, "-c", _PEAK, peak.name, *argv], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, env=env)
-        code, stderr, seconds, cpu = _wait(child, start)
-        return code, stderr, seconds, cpu, int(peak.read() or 0) / 1024
-
-
-def _wait(child: subprocess.Popen, start: float) -> tuple[int, str, float, float]:
-    killer = threading.Timer(30, child.kill)  # a hang fails the time limit, not the suite
-    killer.start()
-    try:
-        stderr = child.stderr.read().decode("utf-8", "replace")
-        _, status, usage = os.wait4(child.pid, 0)
-    finally:
-        killer.cancel()
-        child.stderr.close()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, stderr, time.perf_counter() - start, usage.ru_utime + usage.ru_stime
-
-
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_hostile_run_folder_is_refused_in_one_line(name: str, kept_run: Path, outside: Path, tmp_path: Path) -> None:
     case = tmp_path / "case"
@@ -241,7 +202,7 @@ def test_hostile_run_folder_is_refused_in_one_line(name: str, kept_run: Path, ou
         built.apply(step)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(outside), "PYTHONWARNINGS": "ignore"}
-    code, stderr, seconds, cpu, rss_mb = _run_measured(["run", "--from", str(case), *spec.get("args", []),
+    code, stderr, seconds, cpu, rss_mb = run_measured(["run", "--from", str(case), *spec.get("args", []),
                                                         "--out", str(out)], env)
     MEASURED[name] = (seconds, cpu, rss_mb)
     assert code != 0, stderr
@@ -306,7 +267,7 @@ def test_other_readers_of_a_run_folder_refuse_in_one_line(argv: list[str], name:
             f.truncate(300 * 1024 * 1024)
     else:
         getattr(built, f"do_{how}")(name)
-    code, stderr, seconds, cpu, rss_mb = _run_measured([a.format(run=run) for a in argv], dict(os.environ))
+    code, stderr, seconds, cpu, rss_mb = run_measured([a.format(run=run) for a in argv], dict(os.environ))
     assert code != 0 and "Traceback" not in stderr
     assert stderr.splitlines() == [f"{run / name}: {error}"]
     assert cpu < MAX_SECONDS and seconds < MAX_WALL_SECONDS and rss_mb < MAX_RSS_MB

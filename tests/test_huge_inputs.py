@@ -5,8 +5,8 @@ and command lines with a 100,000-digit value, made here in a temporary folder.
 Each is listed under ``generated`` in ``tests/bad_inputs/expected.yaml`` with its exact line:
 ``hri validate`` (and, with ``run: true``, ``hri run`` of a scenario, or of a scenario using
 the tree) prints it and exits non-zero, with no traceback or warning, within 500 MB.
-Each runs as a user runs it, in a process of its own; its peak memory (``ru_maxrss`` of that
-process, which counts what the forking test process held too: an upper bound) stays below 500 MB.
+Each runs as a user runs it, in a process of its own; its peak memory (that process's own
+VmHWM, :func:`processes.run_measured`) stays below 500 MB.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+
+from processes import run_measured
 
 DIR = Path(__file__).parent.resolve() / "bad_inputs"
 GENERATED = yaml.safe_load((DIR / "expected.yaml").read_text())["generated"]
@@ -53,13 +53,8 @@ MAKERS: dict[str, Callable[[], str]] = {
 
 def _hri(*args: str) -> tuple[int, str, float]:
     """Exit status, stderr and peak memory (MB) of ``hri ARGS`` in a process of its own."""
-    with tempfile.TemporaryFile() as err:
-        process = subprocess.Popen([HRI, *args], stdout=subprocess.DEVNULL, stderr=err,
-                                   env={**os.environ, "PYTHONWARNINGS": "default"})
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        return process.returncode, err.read().decode(), usage.ru_maxrss / 1024
+    code, stderr, _, _, peak_mb = run_measured(list(args), {**os.environ, "PYTHONWARNINGS": "default"})
+    return code, stderr, peak_mb
 
 
 def _one_line(code: int, stderr: str, peak_mb: float) -> str:
