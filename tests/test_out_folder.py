@@ -157,7 +157,8 @@ def test_sigkill_at_ten_moments_leaves_the_old_run_or_none(tmp_path: Path) -> No
     _restore(out, old)
     outcomes, expected = [], []
     for when in STARTING:
-        process = subprocess.Popen([HRI, "run", "coexistence", "--duration", "60", "--seed", "2", "--out", str(out),
+        # an hour simulated: still stepping when killed, however fast the machine (60 s took 2.5 s)
+        process = subprocess.Popen([HRI, "run", "coexistence", "--duration", "3600", "--seed", "2", "--out", str(out),
                                     "--force"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(when)
         process.kill()
