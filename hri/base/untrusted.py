@@ -1,4 +1,5 @@
-"""Reading the files of a folder someone else wrote (a run folder): inside it, regular, capped.
+"""Reading files with a size cap: a user's own (:func:`read_own`), and the files of a folder
+someone else wrote (a run folder): inside it, regular, capped.
 
 A run folder names files by relative paths (its manifest's keys, its scenario's ``trees`` and
 ``plugins``, a tree's includes). Such a path is data: :func:`inside` keeps it in the folder (no
@@ -96,19 +97,40 @@ def read_capped(path: Path, limit: int) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since lstat
             raise Unreadable("is not a regular file")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(limit + 1 - size, MB))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = _read_at_most(fd, limit + 1)
     except OSError as err:
         raise Unreadable(f"cannot be read: {err.strerror}") from None
     finally:
         os.close(fd)
-    if size > limit:  # grew since lstat
+    if len(data) > limit:  # grew since lstat
         raise Unreadable(f"is larger than {_size(limit)}, the most read")
+    return data
+
+
+def read_own(path: str | os.PathLike[str], limit: int) -> tuple[bytes, str | None]:
+    """A file the user names (a scenario, a tree): its bytes and None; or its first ``limit + 1``
+    bytes and why it is refused (``file too large (50.0 MB, limit 1 MB)``), whatever size the
+    file system reports (a file still growing). OSError as ``open`` raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        data = _read_at_most(fd, limit + 1)
+        if len(data) <= limit:
+            return data, None
+        size = max(os.fstat(fd).st_size, len(data))
+    finally:
+        os.close(fd)
+    return data, f"file too large ({size / MB:.1f} MB, limit {limit / MB:g} MB)"
+
+
+def _read_at_most(fd: int, most: int) -> bytes:
+    """At most ``most`` bytes of ``fd``, from where it stands."""
+    chunks, size = [], 0
+    while size < most:
+        chunk = os.read(fd, min(most - size, MB))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
     return b"".join(chunks)
 
 

@@ -28,7 +28,7 @@ from hri.bt.tree_builder import TreeBuilder
 from hri.bt.tree_files import Element, model_name_problem, port_name_problem, tree_format
 from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import parse_yaml
-from hri.base.capped import read_capped
+from hri.base.untrusted import read_own
 from hri.base.errors import HriError
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -62,7 +62,7 @@ def _read(path: str, where: Element | None) -> bytes:
     if not os.path.isfile(path):
         raise HriError(f"{prefix}not a regular file", file if where else path, line)
     try:
-        data, problem = read_capped(path, MAX_FILE_BYTES)
+        data, problem = read_own(path, MAX_FILE_BYTES)
     except OSError as err:
         raise HriError(f"{prefix}cannot read: {err.strerror}", file if where else path, line) from None
     if problem is not None:

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 from hri.bt.factory import NodeRegistry
 from hri.bt.keys import TreeWarning
-from hri.base.capped import read_capped
+from hri.base.untrusted import read_own
 from hri.base.errors import HriError
 from hri.base.files import wrong_kind
 
@@ -101,7 +101,7 @@ def _head(path: Path) -> bytes:
     enough to tell its kind, and that it is too large."""
     from hri.bt.xml_loader import MAX_FILE_BYTES
 
-    return read_capped(path, MAX_FILE_BYTES)[0]
+    return read_own(path, MAX_FILE_BYTES)[0]
 
 
 def _is_clip(path: Path) -> bool:
@@ -117,7 +117,7 @@ def _validate_clip(path: Path) -> list[HriError]:
     from hri.scenario.load import MAX_SCENARIO_BYTES
 
     try:
-        data, problem = read_capped(path, MAX_SCENARIO_BYTES)  # clips are a few KB, like scenarios
+        data, problem = read_own(path, MAX_SCENARIO_BYTES)  # clips are a few KB, like scenarios
         if problem is not None:
             return [HriError(problem, str(path))]
         check_clip(data, str(path))

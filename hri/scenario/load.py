@@ -20,7 +20,7 @@ import yaml
 from shapely.geometry import MultiPoint, Polygon
 from shapely.validation import explain_validity
 
-from hri.base.capped import read_capped
+from hri.base.untrusted import read_own
 from hri.base.errors import HriError
 from hri.base.files import wrong_kind
 from hri.base.geometry import Area, Pose, yaw_quaternion
@@ -228,7 +228,7 @@ MAX_SCENARIO_BYTES = 1024 * 1024
 def _read_scenario(path: Path, shown: str) -> str:
     """The text of the scenario file, refused unread past :data:`MAX_SCENARIO_BYTES`."""
     try:
-        data, problem = read_capped(path, MAX_SCENARIO_BYTES)
+        data, problem = read_own(path, MAX_SCENARIO_BYTES)
         if problem is not None:
             raise HriError(problem, shown)
         return data.decode("utf-8")
