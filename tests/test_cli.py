@@ -54,6 +54,12 @@ TREES = {
                          '    <ActorAnimation animation_speed="1.0"/>\n  </BehaviorTree>\n</root>\n', 3, "animation_name"),
     "malformed.xml": ('<root BTCPP_format="4">\n  <BehaviorTree ID="T">\n    <Sequence>\n'
                       '  </BehaviorTree>\n</root>\n', 4, ""),
+    # the parent types {spot} before its child, as BehaviorTree.CPP creates them: int, then str
+    "entry_type_order.xml": ('<root BTCPP_format="4">\n  <BehaviorTree ID="T">\n'
+                             '    <LoopInt name="Spots" queue="1;2" value="{spot}">\n'
+                             '      <UnsetBlackboard key="{spot}"/>\n    </LoopInt>\n  </BehaviorTree>\n</root>\n', 4,
+                             "UnsetBlackboard: port 'key': the port [spot] was initially created with type [int] "
+                             "and, later type [str] was used here"),
 }
 
 

@@ -4,10 +4,14 @@ For every element: the node type from the registry (by tag, or ``ID`` in the exp
 ``<Action ID="...">``), the ``name``, the ports (checked by the node class), the pre- and
 post-condition scripts (``_skipIf`` ... ``_onHalted``, parsed here), and the blackboard
 entries its ``{key}`` ports name, created with the port's type so that a later port of
-another type is refused. A ``<SubTree>`` gets a child blackboard scope: ``port="{key}"``
-remaps to the parent's entry, ``{=}`` to the entry of the same name, a literal is set in the
-scope (an integer, a number or a string, as BehaviorTree.CPP types it), ``_autoremap``
-remaps the rest; ports a ``<TreeNodesModel>`` declares for the subtree take their defaults.
+another type is refused (an entry first typed as a string takes any port). "Later" is in
+BehaviorTree.CPP's order: a node's entries are created before its children are built, the
+children in order, a subtree's nodes where its ``<SubTree>`` stands.
+
+A ``<SubTree>`` gets a child blackboard scope: ``port="{key}"`` remaps to the parent's
+entry, ``{=}`` to the entry of the same name, a literal is set in the scope (an integer, a
+number or a string, as BehaviorTree.CPP types it), ``_autoremap`` remaps the rest; ports a
+``<TreeNodesModel>`` declares for the subtree take their defaults.
 
 Mistakes are collected as :class:`~hri.base.errors.HriError` ``FILE:LINE: message`` and building
 goes on, so ``hri validate`` lists them all.
@@ -98,12 +102,15 @@ class TreeBuilder:
         name = attrs.pop("name", None) or node_id or element.tag
         conditions = self._conditions(element, node_id or element.tag, attrs)
         node_type = self._node_type(element, node_id)
+        ports = None if node_type is None else node_type.cls.parse_ports(attrs)
+        if ports is not None and not ports[1]:  # BehaviorTree.CPP types the entries before the children
+            self._declare_entries(element, node_id, node_type.cls, ports[0], blackboard)
         children = [self.build(child, blackboard, stack, depth + 1) for child in element.children]
-        if node_type is None or self.too_large:
+        if node_type is None or ports is None or self.too_large:
             return _placeholder()
         own = len(self.errors)
         self._check_shape(element, node_id, node_type.kind, node_type.cls, len(children))
-        for message in node_type.cls.parse_ports(attrs)[1]:
+        for message in ports[1]:
             self.error(element, f"{node_id}: {message}")
         if len(self.errors) > own:
             return _placeholder()
@@ -114,7 +121,6 @@ class TreeBuilder:
         except (PortError, ValueError) as err:
             self.error(element, f"{node_id}: {getattr(err, 'message', err)}")
             return _placeholder()
-        self._declare_entries(element, node_id, node, blackboard)
         return node
 
     def _node_id(self, element: Element, attrs: dict[str, str]) -> str:
@@ -165,12 +171,16 @@ class TreeBuilder:
                 self.error(element, err.message)
         return Conditions(scripts) if scripts else None
 
-    def _declare_entries(self, element: Element, node_id: str, node: Any, blackboard: Blackboard) -> None:
-        """Create the entries the node's ``{key}`` ports name, typed by the port; refuse a
-        port whose type differs from the entry's (a string entry may feed any port)."""
-        for port in node.PORTS:
-            key = node.input_key(port.name)
-            if key is None:
+    def _declare_entries(self, element: Element, node_id: str, cls: Any, ports: dict[str, tuple[str, Any]],
+                         blackboard: Blackboard) -> None:
+        """Create the entries the node's ``{key}`` ports name (``ports``: as ``parse_ports``
+        gives them), typed by the port; refuse a port whose type differs from the entry's (a
+        string entry may feed any port). Called before the node's children are built, as
+        BehaviorTree.CPP's ``createNodeFromXML`` creates a node's entries before it recurses
+        into the children: the first port in that order fixes an entry's type."""
+        for port in cls.PORTS:
+            kind, key = ports.get(port.name, ("lit", None))
+            if kind != "ref":
                 continue
             message = declare_entry(blackboard, key, port)
             if message:
@@ -285,8 +295,8 @@ def declare_entry(blackboard: Blackboard, key: str, port: Port) -> str | None:
         return None
     if (strongly_typed(entry.type) and strongly_typed(declared) and entry.type is not declared
             and entry.type is not str):
-        return (f"entry {{{key}}} has type {_type_name(entry.type)} elsewhere in the tree; "
-                f"this port is {_type_name(declared)}")
+        return (f"the port [{key}] was initially created with type [{_type_name(entry.type)}] and, "
+                f"later type [{_type_name(declared)}] was used here")
     return None
 
 
