@@ -10,7 +10,9 @@ when the tree is built (``Port.type``), or by the first value set; ``None`` mean
 is allowed (entries made by a script's ``:=``, or by a string value). Once an entry has a
 type, a write of another type is converted when that is safe (a string parsed as the type,
 ``2.0`` into an ``int``) and refused otherwise (:class:`BlackboardError`), as
-BehaviorTree.CPP refuses it.
+BehaviorTree.CPP refuses it. Only a write in the entry's own scope (or through ``@``) gives
+an entry without a type one; a subtree writing through a remapping leaves the type as it is,
+as ``Blackboard::set`` looks in its own storage only.
 
 A SubTree gets a child scope: ``remapping`` maps its own keys to keys of the parent scope;
 with ``autoremap``, keys it does not hold go to the parent too, except private keys (a
@@ -160,7 +162,7 @@ class Blackboard:
             self.root.set(key[1:], value)
             return
         entry = self._entries.get(key)
-        if entry is None:
+        if entry is None:  # not this scope's own: created, or the remapped entry written as it is, never retyped
             self.create_entry(key, value_type(value)).write(value)
         elif entry.type is None or entry.type is AnyValue:
             entry.type = type(value)
@@ -174,6 +176,14 @@ class Blackboard:
         if entry is None:
             entry = self._entries[key] = Entry(value_type(value))
         entry.write(value)
+
+    def own_entry(self, key: str) -> Entry | None:
+        """The entry ``key`` names in this scope's own storage (``@key``: the root's), not
+        through a remapping: the one that :meth:`set` and BehaviorTree.CPP's ``Blackboard::set``
+        may retype; an entry reached through a remapping keeps its type."""
+        if key.startswith("@"):
+            return self.root._entries.get(key[1:])
+        return self._entries.get(key)
 
     def has(self, key: str) -> bool:
         entry = self.get_entry(key)

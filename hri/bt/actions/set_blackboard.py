@@ -20,8 +20,11 @@ class SetBlackboard(BTNode):
     A new entry takes the value's type (a text: a string entry). A text written to an
     existing entry that is not a string entry is parsed as the entry's type; as in
     BehaviorTree.CPP, an entry without a declared type (made by a script's ``:=`` or by a
-    ``{port}``) then holds no value afterwards, and takes a text no more (it has become an
-    entry of type :class:`~hri.bt.blackboard.AnyValue`).
+    ``{port}``) then holds no value afterwards. Written in the entry's own scope, it also
+    takes a text no more (it has become an entry of type
+    :class:`~hri.bt.blackboard.AnyValue`); written from a subtree's scope through a remapping
+    or ``_autoremap``, it keeps its type (``Blackboard::set`` retypes only an entry of its own
+    storage, and ``createEntryImpl`` returns the parent's entry unchanged).
     """
 
     PORTS = (
@@ -63,7 +66,8 @@ class SetBlackboard(BTNode):
         elif target.type is None or target.type is AnyValue:
             if isinstance(value, str):
                 value = converted(value, target.type, key) if target.type is AnyValue else EMPTY
-            target.type = AnyValue
+            if target is self.blackboard.own_entry(key):  # an entry reached through a remapping keeps its type
+                target.type = AnyValue
             target.write(value)
         else:
             self._write_typed(key, target, value)
