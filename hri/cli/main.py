@@ -394,8 +394,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
     registry = plugin_registry(args.plugins, Path.cwd())
     if (args.run is None) != (args.at is None):
         raise HriError("--run and --at: give both (the run directory and the simulated time) or neither")
+    tick_s = None
+    if args.run is not None:  # the run's tree period: which tick was the last at --at
+        from hri.run.run_dir import kept_scenario
+
+        scenario = kept_scenario(args.run) if args.run.is_dir() else None
+        tick_s = scenario.simulation.tree_period_s if scenario is not None else None
     result = render_file(args.file, registry, args.output, args.tree, args.expand, run=args.run, at=args.at,
-                         force=args.force)
+                         force=args.force, tick_s=tick_s)
     if args.output is None:
         print(result, end="")
     else:
