@@ -6,6 +6,7 @@ picture, which shows coloured nodes at the time its caption says."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import matplotlib.image
@@ -170,3 +171,16 @@ def test_the_live_view_shows_what_the_tick_made_idle():
     view = result.stderr
     assert "·✘ SafetyZones ReactiveSequence" in view and "·✔ InAreaTest" in view
     assert "·✔ reset" in view.splitlines()[0]  # the legend
+
+
+def test_render_without_the_runs_tree_period_shows_the_statuses_unfaded(seed10, tmp_path):
+    """A run folder whose scenario.yaml leads out of it: the statuses of the events, one warning."""
+    run = tmp_path / "run"
+    shutil.copytree(seed10, run)
+    (run / "scenario.yaml").unlink()
+    (run / "scenario.yaml").symlink_to(seed10 / "scenario.yaml")
+    result = hri("render", ROBOT_XML, "--run", str(run), "--at", f"{_readme_time():g}", cwd=ROOT)
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [f"hri render: {run / 'scenario.yaml'} leads out of the folder "
+                                          "(through a symlink): what the tick made IDLE is not shown"]
+    assert set(_column(result.stdout)) == {IDLE}
