@@ -17,7 +17,7 @@ $HRI run coexistence --duration 15 --seed 10 --record $IMG/recording.gif --recor
 $HRI run coexistence --duration 600 --seed 10 --out "$RUN" >/dev/null
 $HRI stats "$RUN" --plots >/dev/null
 for plot in layout path velocity separation; do cp "$RUN/plots/$plot.png" $IMG/stats_run_$plot.png; done
-$HRI render trees/coexistence_robot.xml --run "$RUN" --at 2 -o $IMG/tree_status_robot.png --force
+$HRI render trees/coexistence_robot.xml --run "$RUN" --at 4.5 -o $IMG/tree_status_robot.png --force
 $HRI render trees/coexistence_robot.xml -o $IMG/tree_coexistence_robot.png --force
 # the animation clips' contact sheets: python -m hri.actor.pictures docs/images
 # the batch figures (stats_batch_*.png): docs/statistics.md

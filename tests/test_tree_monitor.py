@@ -16,7 +16,7 @@ from test_cli import _one_error_line, hri
 
 from hri.bt import Blackboard, TreeContext, default_registry, load_tree
 from hri.bt.render import build_draw_tree, render_file
-from hri.bt.status import IDLE, STATUS_COLOURS, STATUS_NAMES, NodeState, TreeStatusLog, preorder, statuses_at
+from hri.bt.status import IDLE, IDLE_FROM, STATUS_COLOURS, STATUS_NAMES, NodeState, TreeStatusLog, preorder, statuses_at
 from hri.view.terminal_view import CHECK_EVERY_STEPS, TreeView, TreesView, visible_lines
 from hri.bt.xml_loader import load_document
 from hri.base.errors import HriError
@@ -150,7 +150,11 @@ def test_run_records_legends_and_status_changes(run_dir):
 
 
 def _status_column(text: str) -> list[str]:
-    return [line.split()[0] for line in text.splitlines() if line.split() and line.split()[0] in STATUSES]
+    """The statuses of ``hri render --at``'s text, with what the tick made IDLE (IDLE_FROM_...,
+    tests/test_render_faded.py) as IDLE: what ``statuses_at`` replays from the events."""
+    shown = (*STATUSES, *IDLE_FROM.values())
+    column = [line.split()[0] for line in text.splitlines() if line.split() and line.split()[0] in shown]
+    return [IDLE if status in IDLE_FROM.values() else status for status in column]
 
 
 def test_render_text_shows_the_statuses_at_that_time(run_dir):

@@ -7,8 +7,10 @@ registry; a node the registry does not know is drawn as kind ``unknown``.
 
 With a run (``hri render FILE --run RUN_DIR --at T``) every node shows the status it had at
 simulated time T of that run, replayed from the run's ``events.jsonl`` (:mod:`hri.bt.status`):
-a status column in text, Groot2's status colours in DOT and pictures. The run's ``tree_nodes``
-legend for the same file (or its XML/YAML twin) must list the very nodes drawn here, so a
+a status column in text, Groot2's status colours in DOT and pictures. A node made IDLE again
+in that tick after another status shows it faded, as Groot2 does (``IDLE_FROM_SUCCESS``, ...:
+:func:`hri.bt.status.with_tick`), from the tick's transitions in the run's ``.btlog``. The
+run's ``tree_nodes`` legend for the same file (or its XML/YAML twin) must list the very nodes drawn here, so a
 tree file edited since the run is refused instead of coloured wrongly. A time after the
 run's end is refused too (the run has no statuses there). With ``--collapse-subtrees`` a
 SubTree box shows the status of the SubTree node itself.
@@ -17,17 +19,21 @@ SubTree box shows the status of the SubTree node itself.
 from __future__ import annotations
 
 import io
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hri.bt.factory import NodeRegistry
-from hri.bt.status import STATUS_COLOURS, read_run_events, run_end, statuses_at
+from hri.bt.loggers.btlog_reader import BtLogError, split_btlog
+from hri.bt.status import (IDLE, IDLE_FROM, STATUS_COLOURS, read_run_events, run_end, statuses_at, tick_records,
+                           with_tick)
 from hri.bt.tree_builder import EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.bt.xml_loader import select_tree
 from hri.base.errors import HriError
 from hri.base.files import check_new_file, write_atomic
+from hri.base.untrusted import OUTPUT_MAX_BYTES, Missing, Unreadable, read_inside
 
 OUTPUT_SUFFIXES = (".dot", ".svg", ".png")
 TREE_SUFFIXES = (".xml", ".yaml", ".yml")
@@ -116,9 +122,11 @@ def _all(node: DrawNode) -> list[DrawNode]:
 
 # --- statuses of a run -----------------------------------------------------------------------
 
-def apply_run(path: str, root: DrawNode, run_dir: Path, at: float) -> str:
+def apply_run(path: str, root: DrawNode, run_dir: Path, at: float, tick_s: float | None = None) -> str:
     """Set every node's ``status`` to the one it had at ``at`` simulated seconds in the run and
-    return a caption naming the run's tree and the time. ``root`` must have subtrees expanded."""
+    return a caption naming the run's tree and the time. ``root`` must have subtrees expanded.
+    With ``tick_s``, the run's tree period, a node made IDLE in the last tick at or before
+    ``at`` shows the status it had in it, faded (:data:`hri.bt.status.IDLE_FROM`)."""
     if not at >= 0:  # also NaN
         raise HriError(f"--at: must be a time in seconds >= 0, got {at:g}")
     events = read_run_events(run_dir)
@@ -132,9 +140,33 @@ def apply_run(path: str, root: DrawNode, run_dir: Path, at: float) -> str:
         raise HriError("malformed tree_status events", str(Path(run_dir) / "events.jsonl")) from None
     nodes = _all(root)
     _check_same_nodes(path, nodes, legend)
+    if tick_s is not None:
+        statuses = _with_last_tick(run_dir, legend["tree"], statuses, at, end, tick_s)
     for node, status in zip(nodes, statuses):
         node.status = status
     return f"{legend['tree']} tree at t = {at:g} s of run {run_dir}"
+
+
+def _with_last_tick(run_dir: Path, tree: str, statuses: list[str], at: float, end: float,
+                    tick_s: float) -> list[str]:
+    """``statuses`` with what the last tick at or before ``at`` made IDLE, from the tree's
+    transitions in ``TREE.btlog``; unchanged for a run folder without one. The run ended at
+    ``end``, its trees ticked every ``tick_s``."""
+    name = f"{tree}.btlog"
+    try:
+        data = read_inside(Path(run_dir), name, OUTPUT_MAX_BYTES)
+    except Missing:
+        return statuses
+    except Unreadable as err:  # a symlink or a name out of the run folder, a FIFO, too large
+        raise HriError(str(err), str(Path(run_dir) / name)) from None
+    try:
+        records = split_btlog(data)[3]
+        # at's microsecond, as the records stamp a tick (rounded): within statuses_at's 1e-9 s
+        tick = tick_records(records, math.floor(at * 1e6 + 1e-3), max(1, round(tick_s * 1e6)), round(end * 1e6))
+        return with_tick(statuses, tick)
+    except (BtLogError, UnicodeDecodeError, ValueError) as err:
+        raise HriError(f"not the FileLogger2 file of the run's {tree} tree: {err}",
+                       str(Path(run_dir) / name)) from None
 
 
 def _legend_for(path: str, events: list[dict], run_dir: Path) -> dict:
@@ -195,21 +227,25 @@ def _one_line(node: DrawNode) -> str:
     return text
 
 
-def _status_column(node: DrawNode) -> str:
-    return f"{node.status:<9}" if node.status else ""
+STATUS_WIDTH = 9  # RUNNING and two spaces; wider where a node is IDLE_FROM_...
 
 
 def render_text(tree_id: str, root: DrawNode, source: str = "", caption: str = "") -> str:
     """The tree as indented text with kind markers (legend on the first line), each line led
     by the node's status when drawn from a run (``caption`` says which run and time)."""
     legend = "  ".join(f"{m} {k}" for k, m in MARKERS.items())
+    width = max([STATUS_WIDTH] + [len(n.status) + 2 for n in _all(root) if n.status])
+
+    def column(node: DrawNode) -> str:
+        return f"{node.status:<{width}}" if node.status else ""
+
     lines = [f"{tree_id}" + (f"  ({source})" if source else "")] + ([f"  {caption}"] if caption else [])
-    lines += [f"  {legend}", _status_column(root) + _one_line(root)]
+    lines += [f"  {legend}", column(root) + _one_line(root)]
 
     def walk(node: DrawNode, prefix: str) -> None:
         for i, child in enumerate(node.children):
             last = i == len(node.children) - 1
-            lines.append(f"{_status_column(child)}{prefix}{'└── ' if last else '├── '}{_one_line(child)}")
+            lines.append(f"{column(child)}{prefix}{'└── ' if last else '├── '}{_one_line(child)}")
             walk(child, prefix + ("    " if last else "│   "))
 
     walk(root, "")
@@ -220,6 +256,14 @@ def render_text(tree_id: str, root: DrawNode, source: str = "", caption: str = "
 
 def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+FADED = frozenset(IDLE_FROM.values())
+
+
+def _faded(node: DrawNode) -> bool:
+    """IDLE after another status in the tick drawn: Groot2 draws it faded."""
+    return node.status in FADED
 
 
 def _fill(node: DrawNode) -> str:
@@ -301,15 +345,20 @@ def render_image(tree_id: str, root: DrawNode, out: Path, caption: str = "") -> 
     for node in nodes:
         x, y = positions[id(node)]
         ax.text(x, y, node.label(), ha="center", va="center", fontsize=8, zorder=2,
-                bbox={"boxstyle": "round,pad=0.4", "facecolor": _fill(node), "edgecolor": "#333333"})
+                color="#555555" if _faded(node) else "black",
+                bbox={"boxstyle": "round,pad=0.4", "facecolor": _fill(node), "edgecolor": "#333333",
+                      "linestyle": "--" if _faded(node) else "-"})
     if root.status:
-        keys = {status: status.lower() for status in STATUS_COLOURS}
+        # matplotlib fills a legend's columns first: each status over its faded form, IDLE last
+        order = [key for status, faded in IDLE_FROM.items() for key in (status, faded)] + [IDLE]
+        keys = {status: status.lower().replace("_", " ") for status in order}
         colours = STATUS_COLOURS
     else:
         keys = {k: k for k in COLOURS if any(n.kind == k for n in nodes)}
         colours = COLOURS
-    ax.legend(handles=[Patch(facecolor=colours[k], edgecolor="#333333", label=label) for k, label in keys.items()],
-              loc="upper left", fontsize=8, frameon=False, ncol=len(keys))
+    ax.legend(handles=[Patch(facecolor=colours[k], edgecolor="#333333", label=label,
+                             linestyle="--" if k in FADED else "-") for k, label in keys.items()],
+              loc="upper left", fontsize=8, frameon=False, ncol=min(len(keys), len(FADED) + 1))
     ax.set_title(tree_id + (f"\n{caption}" if caption else ""), fontsize=11, loc="center")
     fig.tight_layout()
     image = io.BytesIO()
@@ -322,10 +371,11 @@ def render_image(tree_id: str, root: DrawNode, out: Path, caption: str = "") -> 
 
 def render_file(path: str, registry: NodeRegistry, out: str | None = None, tree_id: str | None = None,
                 expand: bool = True, run: Path | str | None = None, at: float | None = None,
-                force: bool = False) -> str:
+                force: bool = False, tick_s: float | None = None) -> str:
     """Render ``path``: text when ``out`` is None (returned), else write ``out`` by its suffix
     (.dot, .svg, .png) and return its path; an existing ``out`` only with ``force``. With
-    ``run`` and ``at``: coloured by the statuses at ``at`` simulated seconds of that run.
+    ``run`` and ``at``: coloured by the statuses at ``at`` simulated seconds of that run, and
+    with ``tick_s`` (the run's tree period) what that tick made IDLE faded (:func:`apply_run`).
     HriError for every user mistake."""
     suffix = os.path.splitext(out)[1].lower() if out else ""
     if out and suffix not in OUTPUT_SUFFIXES:
@@ -340,7 +390,7 @@ def render_file(path: str, registry: NodeRegistry, out: str | None = None, tree_
     selected, root = build_draw_tree(path, registry, tree_id, expand or run is not None)
     caption = ""
     if run is not None and at is not None:
-        caption = apply_run(path, root, Path(run), at)
+        caption = apply_run(path, root, Path(run), at, tick_s)
         if not expand:
             collapse_subtrees(root)
     if out is None:

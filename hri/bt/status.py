@@ -13,6 +13,17 @@ draws the same tree. :func:`statuses_at` replays the changes up to a simulated t
 :func:`read_run_events` reads them back from a run directory. :data:`STATUS_COLOURS` (pictures)
 and :data:`STATUS_TERMINAL_STYLES` are the one palette of every view of statuses (``hri render
 --run``, ``hri run --show-trees``).
+
+**What a tick did.** BehaviorTree.CPP's parents make their finished children IDLE again (a
+ReactiveSequence after every child that answers RUNNING, any control node when it finishes),
+so a tree looked at after its tick shows much of what the tick did as IDLE. Groot2 draws
+such a node faded, with the status it had before the reset (``IDLE_FROM_SUCCESS``,
+``IDLE_FROM_FAILURE``, ``IDLE_FROM_RUNNING``: 10 + the status in ``Groot2Publisher``'s
+callback, ``src/loggers/groot2_publisher.cpp``). :func:`with_tick` does the same from the
+tick's status transitions (the ``.btlog`` records of :mod:`hri.bt.loggers.transitions`): a
+node that ended the tick IDLE after another status in it shows :data:`IDLE_FROM` of its last
+one. Unlike Groot2, which keeps the faded status until the node changes again, it holds for
+that one tick: the views show what the tree did in the tick they show.
 """
 
 from __future__ import annotations
@@ -21,26 +32,35 @@ import json
 import operator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
 import py_trees
 from py_trees.common import Status
 
 from hri.base.errors import HriError
 from hri.base.untrusted import Missing, Unreadable, read_output
+from hri.bt.loggers.btlog_reader import FIRST_UID, parse_transitions
 
 IDLE = "IDLE"
+IDLE_FROM = {"RUNNING": "IDLE_FROM_RUNNING", "SUCCESS": "IDLE_FROM_SUCCESS", "FAILURE": "IDLE_FROM_FAILURE"}
+"""Groot2's names of a node made IDLE in the tick after another status in it (:func:`with_tick`)."""
 _STATUS_OF = operator.attrgetter("status")  # every tick, over every node
 STATUS_NAMES = {Status.INVALID: IDLE, Status.RUNNING: "RUNNING", Status.SUCCESS: "SUCCESS",
                 Status.FAILURE: "FAILURE"}
 # Groot2's colours, so a picture reads like its monitor: running orange, success green,
-# failure red, idle light grey.
-STATUS_COLOURS = {"RUNNING": "#ffa726", "SUCCESS": "#66bb6a", "FAILURE": "#ef5350", IDLE: "#e0e0e0"}
+# failure red, idle light grey; a status of the tick that ended IDLE in a light tint of its own.
+STATUS_COLOURS = {"RUNNING": "#ffa726", "SUCCESS": "#66bb6a", "FAILURE": "#ef5350", IDLE: "#e0e0e0",
+                  IDLE_FROM["RUNNING"]: "#ffe0b2", IDLE_FROM["SUCCESS"]: "#c8e6c9", IDLE_FROM["FAILURE"]: "#ffcdd2"}
 # The same on a terminal, by ANSI name: a 16-colour terminal would turn orange into the red of
 # FAILURE, and light grey vanishes on a light background.
-STATUS_TERMINAL_STYLES = {"RUNNING": "bold yellow", "SUCCESS": "bold green", "FAILURE": "bold red", IDLE: "dim"}
+STATUS_TERMINAL_STYLES = {"RUNNING": "bold yellow", "SUCCESS": "bold green", "FAILURE": "bold red", IDLE: "dim",
+                          IDLE_FROM["RUNNING"]: "dim yellow", IDLE_FROM["SUCCESS"]: "dim green",
+                          IDLE_FROM["FAILURE"]: "dim red"}
 
 Emit = Callable[..., None]  # EventLog.emit: (t, event, **fields)
+# a .btlog record (hri.bt.loggers.transitions) read at once for all: microseconds in 4 + 2 bytes
+_RECORD = np.dtype([("low", "<u4"), ("high", "<u2"), ("uid", "<u2"), ("code", "u1")])
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,9 @@ class TreeStatusLog:
         self._behaviours = [node for _, node in self._nodes]
         self._last = [IDLE] * len(self._nodes)
         self._last_raw = [Status.INVALID] * len(self._nodes)
+        self._tick_us = -1  # the last tick's time, in whole microseconds as the records stamp it
+        self._records = bytearray()  # the status transitions of the tick they are stamped with
+        self._records_us = -1
 
     def start(self, t: float, emit: Emit) -> None:
         """Emit the ``tree_nodes`` legend: the file and the pre-order node type IDs."""
@@ -103,10 +126,68 @@ class TreeStatusLog:
         for index, status in changes.items():
             self._last[int(index)] = status
 
+    def observe(self, records: bytes) -> None:
+        """Take status transitions of the tree (``.btlog`` records, :mod:`hri.bt.loggers.transitions`),
+        as they come: those of a tick, or of a part of it. Only the newest tick's are kept."""
+        if not records:
+            return
+        stamp = _stamp_us(records)
+        if stamp != self._records_us:
+            self._records.clear()
+            self._records_us = stamp
+        self._records += records
+
+    def ticked(self, t: float) -> None:
+        """The tree was ticked at ``t``: :meth:`current` shows what that tick did (the
+        transitions :meth:`observe` took with its time; none: the tick changed nothing)."""
+        self._tick_us = round(t * 1e6)
+
     def current(self) -> list[NodeState]:
-        """Every node with the status it had after the last recorded tick, in pre-order."""
+        """Every node with the status it had after the last recorded tick, in pre-order; a node
+        made IDLE in that tick after another status shows :data:`IDLE_FROM` of it (:func:`with_tick`)."""
+        statuses = self._last
+        if self._records and self._records_us == self._tick_us:
+            statuses = with_tick(statuses, bytes(self._records))
         return [NodeState(depth, node_type_id(node), node.name, status)
-                for (depth, node), status in zip(self._nodes, self._last)]
+                for (depth, node), status in zip(self._nodes, statuses)]
+
+
+def _stamp_us(records: bytes) -> int:
+    """The time of the first of ``records``, in microseconds."""
+    return int.from_bytes(records[:6], "little")
+
+
+def with_tick(statuses: Sequence[str], records: bytes) -> list[str]:
+    """``statuses`` (every node after a tick, in pre-order) with each IDLE node that had
+    another status in that tick's transition ``records`` shown as :data:`IDLE_FROM` of its last
+    one. ValueError for a record of no node."""
+    last: dict[int, str] = {}
+    for transition in parse_transitions(records):
+        if transition.status in IDLE_FROM:
+            last[transition.uid - FIRST_UID] = transition.status
+    shown = list(statuses)
+    for index, status in last.items():
+        if not 0 <= index < len(shown):
+            raise ValueError(f"a status transition of node UID {index + FIRST_UID}, of {len(shown)} nodes")
+        if shown[index] == IDLE:
+            shown[index] = IDLE_FROM[status]
+    return shown
+
+
+def tick_records(records: bytes, t_us: int, period_us: int, end_us: int) -> bytes:
+    """The transition records (``.btlog`` records, any order) of the last tick at or before
+    ``t_us``: those of their latest time up to ``t_us``, if no tick came after it (ticks are
+    ``period_us`` apart, and none at or after the run's end ``end_us``); else none (the later
+    ticks changed no status)."""
+    table = np.frombuffer(records, dtype=_RECORD, count=len(records) // _RECORD.itemsize)
+    stamps = table["low"].astype(np.int64) | (table["high"].astype(np.int64) << 32)
+    earlier = stamps[stamps <= t_us]
+    if not earlier.size:
+        return b""
+    latest = int(earlier.max())
+    if latest + period_us <= min(t_us, end_us - 1):
+        return b""
+    return table[stamps == latest].tobytes()
 
 
 def statuses_at(events: Iterable[dict[str, Any]], tree: str, t: float) -> tuple[dict[str, Any], list[str]]:

@@ -387,6 +387,21 @@ def _cmd_nodes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tree_period(run: Path | None) -> float | None:
+    """The tree period of the run in ``run`` (which tick was the last at ``--at``), from the
+    scenario it kept; None, with a warning, when it kept none that loads."""
+    if run is None or not run.is_dir():
+        return None  # render says what is wrong with the folder
+    from hri.run.run_dir import kept_scenario
+
+    try:
+        scenario = kept_scenario(run)
+    except HriError as err:
+        scenario = None
+        print(f"hri render: {err}: what the tick made IDLE is not shown", file=sys.stderr)
+    return scenario.simulation.tree_period_s if scenario is not None else None
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
     from hri.bt.plugins import plugin_registry
     from hri.bt.render import render_file
@@ -395,7 +410,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if (args.run is None) != (args.at is None):
         raise HriError("--run and --at: give both (the run directory and the simulated time) or neither")
     result = render_file(args.file, registry, args.output, args.tree, args.expand, run=args.run, at=args.at,
-                         force=args.force)
+                         force=args.force, tick_s=_tree_period(args.run))
     if args.output is None:
         print(result, end="")
     else:

@@ -149,7 +149,7 @@ class Simulation:
         self.split = split
         rates = scenario.simulation
         self.dt = 1.0 / rates.physics_rate_hz
-        self.tree_every = max(1, round(rates.physics_rate_hz / rates.tree_rate_hz))
+        self.tree_every = rates.tree_every
         self.person_every = max(1, round(rates.physics_rate_hz / rates.person_rate_hz))
         self.step_count = 0
         self.trajectory_every = max(1, round(rates.physics_rate_hz * TRAJECTORY_PERIOD_S))
@@ -278,8 +278,9 @@ class Simulation:
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
         broker = self.services.broker_address
-        # the status transitions, for the run's .btlog files and Groot2
-        record = self.out_dir is not None or self.groot2_port is not None
+        # the status transitions, for the run's .btlog files, Groot2 and a view of the trees
+        record = (self.out_dir is not None or self.groot2_port is not None
+                  or any(getattr(observer, "shows_ticks", False) for observer in self.observers))
         if self.split:
             return RemoteTreeHost(role, self.scenario, self.network, broker, seed, self.queues, record)
         return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed, record)
@@ -347,6 +348,8 @@ class Simulation:
             result = host.tick(now)
             self._take_events(result)
             self._take_transitions(role, result.transitions)
+            if result.ticked:
+                self.status_logs[role].ticked(now)
             if role == "robot" and result.ticked and result.status == "SUCCESS":
                 self.stats.robot_cycles += 1
                 self.events.emit(now, "robot_cycle_done", cycle=self.stats.robot_cycles)
@@ -355,8 +358,10 @@ class Simulation:
             self.live.poll()
 
     def _take_transitions(self, role: str, records: bytes) -> None:
-        """Status transitions of ``role``'s tree into its ``.btlog`` file and to Groot2."""
+        """Status transitions of ``role``'s tree into its ``.btlog`` file, to Groot2 and to the
+        tree's status log (what a tick did, for a view of the trees)."""
         if records:
+            self.status_logs[role].observe(records)
             if self.btlogs:
                 self.btlogs[role].append(records)
             if self.live is not None:

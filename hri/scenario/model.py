@@ -53,6 +53,16 @@ class SimulationSettings:
     tree_rate_hz: float
     person_rate_hz: float = 20.0  # the person is animated at this rate while away from the robot
 
+    @property
+    def tree_every(self) -> int:
+        """Physics steps from one tick of the trees to the next."""
+        return max(1, round(self.physics_rate_hz / self.tree_rate_hz))
+
+    @property
+    def tree_period_s(self) -> float:
+        """Simulated seconds from one tick of the trees to the next (a whole number of steps)."""
+        return self.tree_every / self.physics_rate_hz
+
 
 @dataclass(frozen=True)
 class RobotSetup:

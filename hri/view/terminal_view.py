@@ -7,9 +7,12 @@ narrow terminal); :class:`TreeView` is the :class:`hri.run.sim.Observer` that sh
 
 A tree of 20-100 nodes does not fit a terminal, and most of its nodes are IDLE at any time.
 So only the active part is shown: every node that is not IDLE, with its ancestors; a footer
-counts the idle nodes left out. When that is still taller than the terminal, finished
-(SUCCESS/FAILURE) branches are folded into their top node, innermost first, marked ``+N``
-with the number of nodes folded away; RUNNING nodes are never folded.
+counts the idle nodes left out. A node that the last tick made IDLE again after another
+status (a ReactiveSequence's checks, a finished branch) is shown with that status, faded, as
+Groot2 shows ``IDLE_FROM_SUCCESS`` (:func:`hri.bt.status.with_tick`): the idle mark before
+the status's, dim. When that is still taller than the terminal, finished (SUCCESS, FAILURE,
+faded) branches are folded into their top node, innermost first, marked ``+N`` with the
+number of nodes folded away; RUNNING nodes are never folded.
 
 Statuses are told by colour (:data:`hri.bt.status.STATUS_TERMINAL_STYLES`) and by a mark, so the
 view also reads without colour. stdout stays untouched (``--json``). When stderr is not a
@@ -29,7 +32,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from hri.bt.status import IDLE, STATUS_TERMINAL_STYLES as STYLES, NodeState
+from hri.bt.status import IDLE, IDLE_FROM, STATUS_TERMINAL_STYLES as STYLES, NodeState
 
 if TYPE_CHECKING:
     from hri.run.sim import RunView
@@ -39,6 +42,8 @@ CHECK_EVERY_STEPS = 24  # physics steps between looks at the wall clock (0.1 sim
 SIDE_BY_SIDE_MIN_WIDTH = 72  # narrower terminals get the trees one above the other
 MARKS = {"RUNNING": "▶", "SUCCESS": "✔", "FAILURE": "✘", IDLE: "·"}
 ASCII_MARKS = {"RUNNING": ">", "SUCCESS": "+", "FAILURE": "x", IDLE: "."}
+for _marks in (MARKS, ASCII_MARKS):  # made IDLE in the tick after a status: idle, from that status
+    _marks.update({faded: _marks[IDLE] + _marks[status] for status, faded in IDLE_FROM.items()})
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ def visible_lines(states: Sequence[NodeState], max_lines: int | None = None) -> 
     folded: dict[int, int] = {}
     hidden = [False] * len(states)
     if max_lines is not None and sum(shown) > max_lines:
-        finished = [i for i, state in enumerate(states) if state.status in ("SUCCESS", "FAILURE")]
+        finished = [i for i, state in enumerate(states) if state.status not in ("RUNNING", IDLE)]
         for i in sorted(finished, key=lambda i: -states[i].depth):
             if sum(s and not h for s, h in zip(shown, hidden)) <= max_lines:
                 break
@@ -137,6 +142,7 @@ class TreesView:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         marks = ASCII_MARKS if options.ascii_only else MARKS
         legend = "  ".join(f"[{STYLES[s]}]{marks[s]} {s.lower()}[/]" for s in ("RUNNING", "SUCCESS", "FAILURE"))
+        legend += f"  [{STYLES[IDLE_FROM['SUCCESS']]}]{marks[IDLE_FROM['SUCCESS']]} reset[/]"
         header = Text.from_markup(f"[bold]{self.title}t = {self.t:.2f} s[/] simulated   {legend}",
                                   overflow="crop" if options.ascii_only else "ellipsis")
         header.no_wrap = True
@@ -163,6 +169,8 @@ class TreesView:
 
 class TreeView:
     """The observer behind ``--show-trees``: a :class:`TreesView` kept up to date on stderr."""
+
+    shows_ticks = True  # the simulation records the trees' transitions: what each tick made IDLE
 
     def __init__(self, console: Console | None = None, refresh_s: float = REFRESH_S) -> None:
         self.console = console or Console(stderr=True)

@@ -17,6 +17,9 @@ from pathlib import Path
 MAGIC = b"BTCPP4-FileLogger2"
 STATUS_NAMES = {0: "IDLE", 1: "RUNNING", 2: "SUCCESS", 3: "FAILURE", 4: "SKIPPED"}
 """BehaviorTree.CPP's ``NodeStatus`` by value."""
+FIRST_UID = 1
+"""The first node's UID (``Tree::getUID`` pre-increments a counter that starts at 0): a node's
+UID less this is its index in the pre-order of the tree with its subtrees expanded."""
 _TRANSITION_SIZE = 9
 
 
@@ -45,6 +48,13 @@ class BtLog:
 
 def parse_btlog(data: bytes) -> BtLog:
     """The content of FileLogger2 bytes; :class:`BtLogError` says what is wrong with others."""
+    protocol, xml, first, body = split_btlog(data)
+    return BtLog(protocol, xml, first, parse_transitions(body))
+
+
+def split_btlog(data: bytes) -> tuple[int, str, int, bytes]:
+    """``(protocol, XML, first timestamp, records)`` of FileLogger2 bytes, the records (9 bytes
+    each) unread; :class:`BtLogError` says what is wrong with others."""
     if not data.startswith(MAGIC):
         raise BtLogError(f"does not start with {MAGIC.decode()}")
     offset = len(MAGIC)
@@ -60,7 +70,12 @@ def parse_btlog(data: bytes) -> BtLog:
     body = data[start + size + 8:]
     if len(body) % _TRANSITION_SIZE:
         raise BtLogError(f"{len(body) % _TRANSITION_SIZE} bytes of a transition left over at the end")
-    return BtLog(protocol, xml, first, [_transition(body, at) for at in range(0, len(body), _TRANSITION_SIZE)])
+    return protocol, xml, first, body
+
+
+def parse_transitions(records: bytes) -> list[Transition]:
+    """The transitions of whole 9-byte records, in their order."""
+    return [_transition(records, at) for at in range(0, len(records) - _TRANSITION_SIZE + 1, _TRANSITION_SIZE)]
 
 
 def _transition(body: bytes, at: int) -> Transition:

@@ -33,13 +33,13 @@ from typing import Any
 
 from hri.bt.decorators import SubTreeNode
 from hri.bt.factory import NodeRegistry
+from hri.bt.loggers.btlog_reader import FIRST_UID
 from hri.bt.loggers.node_models import NodeModel, all_models, tree_nodes_model
 from hri.bt.loggers.xml_printer import XmlElement, element_lines
 from hri.bt.node import POST_CONDITIONS, PRE_CONDITIONS, Conditions, TreeNode
 from hri.bt.status import preorder
 from hri.bt.tree import Tree
 
-FIRST_UID = 1  # Tree::getUID pre-increments a counter that starts at 0
 BTCPP_FORMAT = "4"
 # findForbiddenChar (basic_types.cpp): characters a port name may not hold
 _FORBIDDEN_IN_PORT_NAMES = frozenset(" \t\n\r<>&\"'/\\:*?|.")
