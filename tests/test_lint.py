@@ -127,6 +127,19 @@ def test_yaml_trees_have_columns_too(tmp_path):
     assert warning.startswith(f"{yaml}:{line}:{text[line - 1].index('NOSMASH') + 1}: warning: ")
 
 
+def test_equal_elements_on_one_line_each_have_their_column(tmp_path):
+    path = tree_file(tmp_path, '<Sequence><AlwaysSuccess _skipif="1"/><AlwaysSuccess _skipif="1"/></Sequence>')
+    row = path.read_text().splitlines()[2]
+    first = row.index("_skipif") + 1
+    assert [w.split(": ")[0] for w in warnings(path)] == [f"{path}:3:{first}", f"{path}:3:{row.index('_skipif', first) + 1}"]
+    yaml = tmp_path / "t.yaml"
+    yaml.write_text("BTCPP_format: 4\ntrees:\n  Main: {Sequence: {children: "
+                    "[{AlwaysSuccess: {_skipif: 1}}, {AlwaysSuccess: {_skipif: 1}}]}}\n")
+    row = yaml.read_text().splitlines()[2]
+    first = row.index("_skipif") + 1
+    assert [w.split(": ")[0] for w in warnings(yaml)] == [f"{yaml}:3:{first}", f"{yaml}:3:{row.index('_skipif', first) + 1}"]
+
+
 # --- misspelt conditions -----------------------------------------------------------------------
 
 def test_a_misspelt_condition_is_a_warning_at_the_attribute(tmp_path):

@@ -27,7 +27,9 @@ nodes, and never change what loads. Scripts are parsed by the grammar that runs 
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -60,7 +62,7 @@ def lint_trees(trees: dict[str, Element], roots: Iterable[str], registry: NodeRe
     """The warnings of the trees ``roots`` (each run on a root blackboard holding ``provided``)
     and of every element of ``trees``, sorted by place; one per place and message. ``models``:
     the ports a ``<TreeNodesModel>`` declares for subtrees, with their defaults."""
-    positions = _Positions()
+    positions = _Positions(trees)
     warnings: dict[tuple, TreeWarning] = {}
     for warning in _misspelt_attributes(trees, positions):
         warnings.setdefault(_place(warning), warning)
@@ -196,12 +198,7 @@ def _misspelt_attributes(trees: dict[str, Element], positions: "_Positions") -> 
 
 
 def _elements(trees: dict[str, Element]) -> list[Element]:
-    found, stack = [], list(trees.values())
-    while stack:
-        element = stack.pop()
-        found.append(element)
-        stack.extend(element.children)
-    return found
+    return [element for tree in trees.values() for element in _preorder(tree)]
 
 
 def _script_names(walker: _LintWalker, registry: NodeRegistry, positions: "_Positions",
@@ -280,94 +277,124 @@ def _warning(message: str, element: Element, where: tuple[int, int] | None) -> T
 # -- columns --------------------------------------------------------------------------------------
 
 class _Positions:
-    """``(line, column)`` of an element's attribute in its file, or of a character of its value;
-    each file is read once. None where the file cannot be matched to its elements."""
+    """``(line, column)`` of an element's attribute in its file, or of a character of its value.
 
-    def __init__(self) -> None:
-        self._files: dict[str, Any] = {}
+    Each file is read and parsed again once; its elements, in document order, are paired with
+    those of ``trees`` from that file (the same order: the loader keeps it), so that two equal
+    elements on one line each get their own column. None where a file cannot be paired (it
+    changed since it was validated)."""
+
+    def __init__(self, trees: dict[str, Element]) -> None:
+        self._trees = trees
+        self._files: dict[str, dict[int, Any]] = {}
 
     def attribute(self, element: Element, attribute: str, index: int | None = None) -> tuple[int, int] | None:
-        source = self._source(element.file)
-        if source is None:
-            return None
+        if element.file not in self._files:
+            self._files[element.file] = self._pair(element.file)
+        place = self._files[element.file].get(id(element))
+        return place(attribute, index) if place is not None else None
+
+    def _pair(self, file: str) -> dict[int, Any]:
+        """``{id(element): locate(attribute, index)}`` for the elements of ``trees`` in ``file``."""
+        from hri.bt.xml_loader import MAX_FILE_BYTES
+        from hri.base.untrusted import read_own
+
+        elements = [element for tree in self._trees.values() if tree.file == file for element in _preorder(tree)]
         try:
-            return source.locate(element, attribute, index)
-        except (ValueError, IndexError, KeyError):
-            return None
-
-    def _source(self, file: str) -> Any:
-        if file not in self._files:
-            self._files[file] = _read_source(file)
-        return self._files[file]
-
-
-def _read_source(file: str) -> Any:
-    from hri.bt.xml_loader import MAX_FILE_BYTES
-    from hri.base.untrusted import read_own
-
-    try:
-        data, problem = read_own(file, MAX_FILE_BYTES)
-    except (OSError, HriError):
-        return None
-    if problem is not None:
-        return None
-    return _YamlSource(data, file) if tree_format(file) == "yaml" else _XmlSource(data)
+            data, problem = read_own(file, MAX_FILE_BYTES)
+            if problem is not None:
+                return {}
+            places = _yaml_places(data, file) if tree_format(file) == "yaml" else _xml_places(data, file)
+        except (OSError, HriError):
+            return {}
+        if tree_format(file) == "yaml":
+            elements = [element for element in elements if element.tag != "BehaviorTree"]
+        if [tag for tag, _ in places] != [element.tag for element in elements]:
+            return {}  # not the file that was validated
+        return {id(element): locate for element, (_, locate) in zip(elements, places)}
 
 
-class _XmlSource:
-    def __init__(self, data: bytes) -> None:
-        from hri.bt.xml_text import start_tags
+def _preorder(element: Element) -> list[Element]:
+    found, stack = [], [element]
+    while stack:
+        element = stack.pop()
+        found.append(element)
+        stack.extend(reversed(element.children))
+    return found
 
-        self.data = data
-        self.tags = start_tags(data)
 
-    def line_column(self, offset: int) -> tuple[int, int]:
-        start = self.data.rfind(b"\n", 0, offset) + 1
-        return self.data.count(b"\n", 0, offset) + 1, len(self.data[start:offset].decode("utf-8", "replace")) + 1
+def _xml_places(data: bytes, file: str) -> list[tuple[str, Any]]:
+    """``(tag, locate)`` of the elements of the file's ``<BehaviorTree>`` s, in document order."""
+    from hri.bt.xml_text import parse_xml, start_tags
 
-    def locate(self, element: Element, attribute: str, index: int | None) -> tuple[int, int] | None:
-        from hri.bt.xml_text import tinyxml_value
+    root = parse_xml(data, file)
+    elements, tags = _preorder(root), start_tags(data)
+    if [element.tag for element in elements] != [tag.name for tag in tags]:
+        return []
+    line_starts = [0, *(match.end() for match in re.finditer(rb"\n", data))]
 
-        for tag in self.tags:
+    def line_column(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(line_starts, offset)
+        start = line_starts[line - 1]
+        return line, len(data[start:offset].decode("utf-8", "replace")) + 1
+
+    def locator(tag: Any) -> Any:
+        def locate(attribute: str, index: int | None) -> tuple[int, int] | None:
             span = tag.attributes.get(attribute)
-            if (tag.name != element.tag or span is None or self.data.count(b"\n", 0, tag.offset) + 1 != element.line
-                    or tinyxml_value(span.raw).decode("utf-8", "replace") != element.attrib.get(attribute)):
-                continue
-            return self.line_column(span.name_offset if index is None else span.value_index(index))
+            if span is None:
+                return None
+            return line_column(span.name_offset if index is None else span.value_index(index))
+        return locate
+
+    in_trees = {id(element) for tree in root.children if tree.tag == "BehaviorTree" for element in _preorder(tree)}
+    return [(element.tag, locator(tag)) for element, tag in zip(elements, tags) if id(element) in in_trees]
+
+
+def _yaml_places(data: bytes, file: str) -> list[tuple[str, Any]]:
+    """``(tag, locate)`` of the nodes of the file's trees, in document order (as
+    :mod:`hri.bt.yaml_format` reads them: ``trees: {ID: node}``, a node ``Tag: {attributes,
+    children: [nodes]}`` or a bare ``Tag``)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    from hri.bt.yaml_format import CHILDREN, compose
+
+    places: list[tuple[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, ScalarNode):
+            places.append((node.value, lambda attribute, index: None))
+            return
+        if not isinstance(node, MappingNode) or not node.value:
+            return
+        key, body = node.value[0]
+        pairs = {name.value: (name, value) for name, value in getattr(body, "value", None) or ()
+                 if isinstance(body, MappingNode) and isinstance(name, ScalarNode)}
+        places.append((key.value, lambda attribute, index: _yaml_locate(pairs.get(attribute), index)))
+        children = pairs.get(CHILDREN, (None, None))[1]
+        for child in children.value if isinstance(children, SequenceNode) else ():
+            walk(child)
+
+    document = compose(data, file)
+    for key, value in document.value if isinstance(document, MappingNode) else ():
+        if isinstance(key, ScalarNode) and key.value == "trees" and isinstance(value, MappingNode):
+            for _, tree in value.value:
+                walk(tree)
+    return places
+
+
+def _yaml_locate(pair: Any, index: int | None) -> tuple[int, int] | None:
+    """The place of an attribute's key, or of character ``index`` of its value: exact in a
+    one-line plain or quoted scalar without escapes, else the value's start."""
+    if pair is None:
         return None
-
-
-class _YamlSource:
-    def __init__(self, data: bytes, file: str) -> None:
-        from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-        from hri.bt.yaml_format import compose
-
-        self.pairs: list[tuple[str, Any, Any]] = []  # (key, key node, value node), in order
-        stack = [compose(data, file)]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, MappingNode):
-                for key, value in node.value:
-                    if isinstance(key, ScalarNode) and isinstance(value, ScalarNode):
-                        self.pairs.append((key.value, key, value))
-                    stack.append(value)
-            elif isinstance(node, SequenceNode):
-                stack.extend(node.value)
-        self.pairs.sort(key=lambda pair: pair[1].start_mark.index)
-
-    def locate(self, element: Element, attribute: str, index: int | None) -> tuple[int, int] | None:
-        for key, key_node, value in self.pairs:
-            if key != attribute or key_node.start_mark.line + 1 < element.line or value.value != element.attrib.get(attribute):
-                continue
-            if index is None:
-                return key_node.start_mark.line + 1, key_node.start_mark.column + 1
-            mark = value.start_mark
-            one_line = mark.line == value.end_mark.line
-            plain = value.style is None and one_line
-            quoted = one_line and (value.style == '"' and not {"\\", '"'} & set(value.value)
-                                   or value.style == "'" and "'" not in value.value)
-            if plain or quoted:
-                return mark.line + 1, mark.column + 1 + index + (1 if quoted else 0)
-            return mark.line + 1, mark.column + 1
-        return None
+    key, value = pair
+    if index is None:
+        return key.start_mark.line + 1, key.start_mark.column + 1
+    mark = value.start_mark
+    one_line = mark.line == value.end_mark.line
+    plain = value.style is None and one_line
+    quoted = one_line and (value.style == '"' and not {"\\", '"'} & set(value.value)
+                           or value.style == "'" and "'" not in value.value)
+    if plain or quoted:
+        return mark.line + 1, mark.column + 1 + index + (1 if quoted else 0)
+    return mark.line + 1, mark.column + 1
