@@ -210,12 +210,15 @@ def test_and_or_not_are_names_not_operators(tmp_path):
           <Script code="ready := true; done := false"/>
           <ScriptCondition code="ready and done"/>
           <Precondition if="ready || not done"><AlwaysSuccess/></Precondition>
+          <AlwaysSuccess _skipIf="ready and not done or ready"/>
         </Sequence>""")
     assert warnings(path) == [
         f"{at(path, 'and', 'ready')}: warning: ScriptCondition code: 'and' is a name in a script, not an operator (write '&&'): "
         "'ready and done' is 3 statements; did you mean 'ready && done'?",
         f"{at(path, 'not')}: warning: Precondition if: 'not' is a name in a script, not an operator (write '!'): "
-        "'ready || not done' is 2 statements; did you mean 'ready || !done'?"]
+        "'ready || not done' is 2 statements; did you mean 'ready || !done'?",
+        f"{at(path, 'and', '_skipIf')}: warning: AlwaysSuccess _skipIf: 'and' is a name in a script, not an operator "
+        "(write '&&'): 'ready and not done or ready' is 6 statements; did you mean 'ready && !done || ready'?"]
 
 
 # --- never an error; the shipped trees give none -----------------------------------------------

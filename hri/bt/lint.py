@@ -40,9 +40,10 @@ from hri.bt.ports import PortError, reference_key
 from hri.bt.tree_builder import CONDITION_ATTRIBUTES, MAX_DEPTH, subtree_literal
 from hri.bt.tree_files import Element, tree_format
 from hri.base.errors import HriError
+from hri.base.numbers import cut
 
 if TYPE_CHECKING:
-    from hri.bt.scripting.names import ScriptNames
+    from hri.bt.scripting.names import Name, ScriptNames
 
 KNOWN_UNDERSCORED = (*CONDITION_ATTRIBUTES, "_autoremap", "_description", "_uid", "_fullpath")
 """Attributes starting with ``_`` that are no mistake: the conditions, ``_autoremap``, and what
@@ -208,17 +209,17 @@ def _script_names(walker: _LintWalker, registry: NodeRegistry, positions: "_Posi
     known = sorted({*registry.enums, *written})
     for site in walker.scripts:
         names = _names(site.code)
-        for name in names.reads if names is not None else ():
-            if name.text in registry.enums or site.scope.resolve(name.text) in walker.writes:
+        what = f"{site.node_id} {site.attribute}"
+        unknown = [name for name in (names.reads if names is not None else ())
+                   if name.text not in registry.enums and site.scope.resolve(name.text) not in walker.writes]
+        words = [name for name in unknown if name.text in WORD_OPERATORS]
+        if words:  # one warning for the script, at its first word, with the script as meant
+            where = positions.attribute(site.element, site.attribute, words[0].column - 1)
+            warnings.append(_warning(_word_operator(what, site.code, words, len(names.statements)), site.element, where))
+        for name in unknown:
+            if name.text in WORD_OPERATORS:
                 continue
             where = positions.attribute(site.element, site.attribute, name.column - 1)
-            what = f"{site.node_id} {site.attribute}"
-            if name.text in WORD_OPERATORS:
-                unknown = {word for word in WORD_OPERATORS
-                           if word not in registry.enums and site.scope.resolve(word) not in walker.writes}
-                warnings.append(_warning(_word_operator(what, site.code, name.text, names, unknown),
-                                         site.element, where))
-                continue
             warnings.append(_warning(
                 f"{what}: {name.text!r} is neither an enum nor a blackboard entry that anything writes: "
                 f"the script fails when it reads it{_hint(name.text, written, known, scenario)}",
@@ -239,19 +240,21 @@ def _hint(name: str, written: set[str], known: list[str], scenario: bool) -> str
     return ""
 
 
-def _word_operator(what: str, code: str, word: str, names: "ScriptNames", unknown: set[str]) -> str:
-    """The warning for ``word`` (and, or, not) read as a name: the script as it parses, and as
-    it is meant, each word that names nothing written as its operator."""
-    fixed = code
-    for name in sorted((n for n in names.reads if n.text in WORD_OPERATORS and n.text in unknown),
-                       key=lambda n: -n.column):
+def _word_operator(what: str, code: str, words: list["Name"], statements: int) -> str:
+    """The warning for ``words`` (and, or, not) read as names: the script as it parses, and as
+    it is meant, each of them written as its operator."""
+    pieces, end = [], len(code)
+    for name in reversed(words):  # from the end, so that the columns before stay right
         at = name.column - 1
-        rest = fixed[at + len(name.text):]
-        rest = rest.lstrip(" \t\r\n") if name.text == "not" else rest
-        fixed = fixed[:at] + WORD_OPERATORS[name.text] + rest
-    count = len(names.statements)
+        rest = code[at + len(name.text):end]
+        pieces.append((rest.lstrip(" \t\r\n") if name.text == "not" else rest))
+        pieces.append(WORD_OPERATORS[name.text])
+        end = at
+    fixed = code[:end] + "".join(reversed(pieces))
+    word = words[0].text
     return (f"{what}: {word!r} is a name in a script, not an operator (write '{WORD_OPERATORS[word]}'): "
-            f"{code.strip()!r} is {count} statement{'s' if count != 1 else ''}; did you mean {fixed.strip()!r}?")
+            f"{cut(code.strip())!r} is {statements} statement{'s' if statements != 1 else ''}; "
+            f"did you mean {cut(fixed.strip())!r}?")
 
 
 def _untyped_writes(walker: _LintWalker, positions: "_Positions") -> list[TreeWarning]:
@@ -262,7 +265,7 @@ def _untyped_writes(walker: _LintWalker, positions: "_Positions") -> list[TreeWa
         maker, how = walker.untyped[entry]
         at = f"line {maker.line}" if maker.file == element.file else f"{maker.file}:{maker.line}"
         warnings.append(_warning(
-            f"SetBlackboard writes the text {text!r} to entry {entry[1]!r}, which nothing gives a type "
+            f"SetBlackboard writes the text {cut(text)!r} to entry {entry[1]!r}, which nothing gives a type "
             f"({how}, {at}, makes it without one): SetBlackboard converts a text to the entry's type, "
             f"and an entry without one is left empty; assign it in a script instead",
             element, positions.attribute(element, "output_key")))
