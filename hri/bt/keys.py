@@ -35,7 +35,7 @@ from hri.bt.ports import PortError, reference_key
 from hri.bt.tree_builder import CONDITION_ATTRIBUTES, EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.bt.value_types import coerce
-from hri.base.errors import HriError
+from hri.base.errors import HriError, one_line, shortened
 
 
 
@@ -45,10 +45,18 @@ def node_id_of(element: Element) -> str:
 
 
 class TreeWarning(HriError):
-    """A problem that does not stop the tree from loading (``FILE:LINE: warning: ...``)."""
+    """A problem that does not stop the tree from loading: ``FILE:LINE: warning: ...``, or
+    ``FILE:LINE:COLUMN: warning: ...`` when the column is known (1-based, in characters)."""
 
-    def __init__(self, message: str, file: str | None = None, line: int | None = None):
+    def __init__(self, message: str, file: str | None = None, line: int | None = None,
+                 column: int | None = None):
         super().__init__(f"warning: {message}", file, line)
+        self.column = column
+
+    def __str__(self) -> str:
+        if self.file and self.line and self.column:
+            return one_line(shortened(f"{self.file}:{self.line}:{self.column}: {self.message}"))
+        return super().__str__()
 
 
 @dataclass
@@ -87,6 +95,7 @@ class _Walker:
         self.counter = itertools.count()
         self.writes: set[tuple[int, str]] = set()
         self.reads: list[_Read] = []
+        self.models: dict[str, dict[str, str | None]] = {}  # the subtrees' <TreeNodesModel> ports
 
     def new_scope(self, **kwargs) -> _Scope:
         return _Scope(next(self.counter), **kwargs)
@@ -128,12 +137,26 @@ class _Walker:
             self.walk(child, scope, stack, depth + 1)
 
     def walk_subtree(self, element: Element, scope: _Scope, stack: tuple[str, ...]) -> None:
+        for key in script_assignments(element, "SubTree"):  # its conditions run in the parent's scope
+            self.writes.add(scope.resolve(key))
+        self.walk_tree(element.attrib.get("ID", "").strip(), self.subtree_scope(element, scope), stack)
+
+    def subtree_ports(self, element: Element, autoremap: bool) -> dict[str, str]:
+        """A ``<SubTree>`` element's ports: its own attributes, and the defaults that
+        :attr:`models` (a ``<TreeNodesModel>``'s) give the others (not with ``_autoremap``)."""
+        ports = {attr: text for attr, text in element.attrib.items()
+                 if attr not in ("ID", "name") and not attr.startswith("_")}
+        for port, default in self.models.get(element.attrib.get("ID", "").strip(), {}).items():
+            if port not in ports and not autoremap and default is not None:
+                ports[port] = default
+        return ports
+
+    def subtree_scope(self, element: Element, scope: _Scope) -> _Scope:
+        """The scope a ``<SubTree>`` element opens under ``scope``; its literals count as written."""
         remapping: dict[str, str] = {}
         literals: set[str] = set()
         autoremap = element.attrib.get("_autoremap", "").strip().lower() in ("true", "1")
-        for attr, text in element.attrib.items():
-            if attr in ("ID", "name") or attr.startswith("_"):
-                continue
+        for attr, text in self.subtree_ports(element, autoremap).items():
             try:
                 key = reference_key(text, attr)
             except PortError:
@@ -145,24 +168,47 @@ class _Walker:
         child = self.new_scope(parent=scope, remapping=remapping, autoremap=autoremap, literals=literals)
         for attr in literals:
             self.writes.add((child.ident, attr))
-        self.walk_tree(element.attrib.get("ID", "").strip(), child, stack)
+        return child
 
 
-_ASSIGNED = re.compile(r"(@?[A-Za-z_]\w*)\s*(?::=|\+=|-=|\*=|/=|=(?!=))")
-_STRING = re.compile(r"'[^']*'")
+SCRIPT_PORTS = {"Script": "code", "ScriptCondition": "code", "Precondition": "if"}
+"""The nodes whose port holds a script (parsed when the tree loads, when it is a literal)."""
 
 
-def element_scripts(element: Element, node_id: str) -> list[str]:
-    """The element's scripts: its condition attributes, and a ``Script`` node's code."""
-    scripts = [text for attr, text in element.attrib.items() if attr in CONDITION_ATTRIBUTES]
-    if node_id == "Script":
-        scripts.append(element.attrib.get("code", ""))
+def element_script_attributes(element: Element, node_id: str) -> list[tuple[str, str]]:
+    """``(attribute, code)`` of the element's scripts: its condition attributes, and the script
+    port of a Script, ScriptCondition or Precondition when it is a literal (not ``{key}``)."""
+    scripts = [(attr, text) for attr, text in element.attrib.items() if attr in CONDITION_ATTRIBUTES]
+    port = SCRIPT_PORTS.get(node_id)
+    if port is not None and port in element.attrib:
+        text = element.attrib[port]
+        try:
+            literal = reference_key(text, port) is None
+        except PortError:
+            literal = False
+        if literal and text.strip():
+            scripts.append((port, text))
     return scripts
 
 
+def element_scripts(element: Element, node_id: str) -> list[str]:
+    """The element's scripts (:func:`element_script_attributes`), the code only."""
+    return [code for _, code in element_script_attributes(element, node_id)]
+
+
 def script_assignments(element: Element, node_id: str) -> list[str]:
-    """The entries the element's scripts assign."""
-    return [name for code in element_scripts(element, node_id) for name in _ASSIGNED.findall(_STRING.sub("", code))]
+    """The entries the element's scripts assign (a script that does not parse assigns none:
+    the tree's validation reports it)."""
+    from hri.bt.scripting import ScriptSyntaxError
+    from hri.bt.scripting.names import script_names
+
+    keys = []
+    for code in element_scripts(element, node_id):
+        try:
+            keys.extend(assignment.target.text for assignment in script_names(code).assignments)
+        except ScriptSyntaxError:
+            continue
+    return keys
 
 
 def unwritten_reads(trees: dict[str, Element], roots: Iterable[str], registry: NodeRegistry,

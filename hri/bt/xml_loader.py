@@ -189,6 +189,12 @@ def load_document(path: str) -> tuple[Element | None, dict[str, Element], list[H
     return doc.root, doc.trees, doc.errors
 
 
+def subtree_models(path: str) -> dict[str, dict[str, str | None]]:
+    """The ports the ``<TreeNodesModel>`` s of ``path`` and its includes declare for subtrees:
+    ``{tree ID: {port: default or None}}``."""
+    return _load_document(path).subtree_models
+
+
 def select_tree(path: str, tree_id: str | None = None) -> tuple[str, dict[str, Element]]:
     """The tree to use in ``path`` (``tree_id``, else main_tree_to_execute, else the only one)
     and all trees of the file and its includes; raises the first :class:`HriError`."""

@@ -23,6 +23,7 @@ import textwrap
 import xml.etree.ElementTree as ET
 import xml.sax
 import xml.sax.handler
+from dataclasses import dataclass
 from functools import partial
 from xml.sax.expatreader import ExpatLocator
 
@@ -199,6 +200,67 @@ def tinyxml_attributes(data: bytes, file: str) -> bytes:
             continue
         done = end
     return b"".join(chunks) + data[done:] if chunks else data
+
+
+# --- where the attributes are -------------------------------------------------------------
+
+_TAG_NAME = re.compile(rb"<([^\s<>/!?\"'=][^\s<>/\"'=]*)")
+_RAW_CHARACTER = re.compile(rb"&(?:quot|amp|apos|lt|gt|#x?[0-9A-Fa-f]*);|\r\n|\n\r|[\x00-\x7f]|[\xc0-\xff][\x80-\xbf]*|.",
+                            re.DOTALL)
+"""One character of an attribute's value as written: an entity, a line break, a UTF-8 sequence."""
+
+
+@dataclass(frozen=True)
+class AttributeSpan:
+    """Where an attribute of a start tag is in the file's bytes: its name, and its value
+    between the quotes (``raw``, as written)."""
+
+    name_offset: int
+    value_offset: int
+    raw: bytes
+
+    def value_index(self, index: int) -> int:
+        """The byte offset in the file of character ``index`` of the value as read
+        (an entity such as ``&amp;`` is one character); the value's end past its last one."""
+        offset = self.value_offset
+        for _ in range(index):
+            match = _RAW_CHARACTER.match(self.raw, offset - self.value_offset)
+            if match is None:
+                break
+            offset += len(match.group())
+        return offset
+
+
+@dataclass(frozen=True)
+class StartTag:
+    """A start tag of an XML file: its element's name, where it starts, its attributes."""
+
+    name: str
+    offset: int
+    attributes: dict[str, AttributeSpan]
+
+
+def start_tags(data: bytes) -> list[StartTag]:
+    """The start tags of the XML ``data`` in document order (those :func:`parse_xml` reads,
+    one per element), with their attributes' places; the scan stops where
+    :func:`tinyxml_attributes` stops (a DTD, a mistake)."""
+    tags = []
+    for token in _TOKEN.finditer(data):
+        if token.group("stop"):
+            break
+        name = _TAG_NAME.match(data, token.start())
+        if name is None:  # an end tag, a comment, a CDATA section, a processing instruction
+            continue
+        attributes = {}
+        start = token.start("attrs")
+        for attribute in _ATTRIBUTE.finditer(data, start, token.end("attrs")):
+            written = attribute.group(1)
+            key = written.split(b"=", 1)[0].strip().decode("utf-8", "replace")
+            value = 2 if attribute.group(2) is not None else 3
+            attributes[key] = AttributeSpan(attribute.start(1) + len(written) - len(written.lstrip()),
+                                            attribute.start(value), attribute.group(value))
+        tags.append(StartTag(name.group(1).decode("utf-8", "replace"), token.start(), attributes))
+    return tags
 
 
 # --- the reader ---------------------------------------------------------------------------

@@ -64,9 +64,11 @@ def is_warning(problem: HriError) -> bool:
 
 def validate_tree(path: str, registry: NodeRegistry, provided: Iterable[str] | None = None) -> list[HriError]:
     """Errors of the tree file ``path``; when there are none, warnings for entries read but
-    never written (``provided``: the entries the scenario puts on the root blackboard)."""
+    never written (``provided``: the entries the scenario puts on the root blackboard) and
+    those of :mod:`hri.bt.lint` (script names, misspelt conditions, ...)."""
     from hri.bt.keys import refused_literals, root_trees, unwritten_reads
-    from hri.bt.xml_loader import load_document, validate_file
+    from hri.bt.lint import lint_trees
+    from hri.bt.xml_loader import load_document, subtree_models, validate_file
 
     errors = validate_file(path, registry)
     if errors:
@@ -75,7 +77,8 @@ def validate_tree(path: str, registry: NodeRegistry, provided: Iterable[str] | N
     if doc_errors:
         return list(doc_errors)
     roots = root_trees(root, trees, path)
-    return [*unwritten_reads(trees, roots, registry, provided or ()), *refused_literals(trees, roots, registry)]
+    return [*unwritten_reads(trees, roots, registry, provided or ()), *refused_literals(trees, roots, registry),
+            *lint_trees(trees, roots, registry, provided or (), subtree_models(path))]
 
 
 def _is_yaml_tree(path: Path) -> bool:
