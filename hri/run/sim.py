@@ -32,10 +32,10 @@ from hri.actor.queues import ActorLink
 from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
 from hri.bt.loggers.file_logger import SUFFIX as BTLOG_SUFFIX, BtLogFile
-from hri.bt.node import NodeExecutionError
 from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlag
 from hri.base.errors import HriError
+from hri.base.files import keep_traceback
 from hri.run.faults import FaultInjector, FaultTargets
 from hri.bt.loggers.groot2_publisher import Access
 from hri.run.groot2 import LiveTrees
@@ -508,27 +508,20 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: W
     ``groot2_access`` says."""
     from hri.run.stats import write_run
 
-    with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
-                    strict=strict, out_dir=out_dir, groot2_port=groot2_port, groot2_access=groot2_access) as sim:
-        try:
-            stats = sim.run(duration_s)
-        except HriError as err:
-            if out_dir is not None and isinstance(err, NodeExecutionError):  # the one line names
-                keep_traceback(out_dir, err)  # the node; the traceback waits in the run
-            err.stats = sim.stats.as_dict()  # what the run has, for the command to print
-            raise
-        finally:  # also a run that failed leaves what it has, marked "complete": false
-            if out_dir is not None:
-                write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory, sim.btlogs)
+    try:
+        with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
+                        strict=strict, out_dir=out_dir, groot2_port=groot2_port,
+                        groot2_access=groot2_access) as sim:
+            try:
+                stats = sim.run(duration_s)
+            except HriError as err:
+                err.stats = sim.stats.as_dict()  # what the run has, for the command to print
+                raise
+            finally:  # also a run that failed leaves what it has, marked "complete": false
+                if out_dir is not None:
+                    write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory, sim.btlogs)
+    except HriError as err:  # a node's exception (ticking, or built in the run): the one line
+        if out_dir is not None:  # names the node, the traceback waits in the run's folder
+            keep_traceback(err, out_dir)
+        raise
     return stats
-
-
-def keep_traceback(out_dir: Path, err: NodeExecutionError) -> None:
-    """Write the traceback of a node's exception to ``out_dir/traceback.txt`` and say so in
-    the error's line."""
-    from hri.base.files import write_atomic
-
-    path = out_dir / "traceback.txt"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, err.traceback)
-    err.message += f" (traceback in {path})"
