@@ -2,8 +2,8 @@
 
 Raised while the node ticks, the line names the node's file and line, its type and name, the
 simulated time and the exception; with ``--out`` the traceback is kept in the run directory
-(``traceback.txt``), beside the run's files marked ``complete: false``. Raised by the
-node's constructor, the line names the
+(``traceback.txt``), beside the run's files marked ``complete: false`` with the line as
+``error`` (and a ``run_error`` event). Raised by the node's constructor, the line names the
 node, its file and line and the exception, in ``hri validate``, ``hri run`` (``--split`` too)
 and ``hri batch`` alike: refused as the tree loads, the traceback goes to a new file in the
 temporary folder (no run folder is made for a refused run); built in a run (a node that fails
@@ -112,7 +112,14 @@ def test_hri_run_prints_one_line_and_writes_the_traceback(tmp_path, split):
     assert line.startswith(reason)
     assert line.endswith(f" s (traceback in {out / 'traceback.txt'})")
     assert "ZeroDivisionError" in (out / "traceback.txt").read_text()
-    assert json.loads((out / "stats.json").read_text())["complete"] is False
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["complete"] is False
+    assert stats["error"] == line.removesuffix(f" (traceback in {out / 'traceback.txt'})")  # the reason, kept
+    events = [json.loads(text) for text in (out / "events.jsonl").read_text().splitlines()]
+    errors = [event for event in events if event["event"] == "run_error"]
+    assert errors == [{"t": errors[0]["t"], "event": "run_error", "error": stats["error"]}]
+    assert line.startswith(f"{reason}{errors[0]['t']:.3f} s")
+    assert events[-1] == {"t": errors[0]["t"], "event": "run_finished", "complete": False}
 
 
 GRUMPY = '''

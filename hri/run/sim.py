@@ -436,7 +436,8 @@ class Simulation:
         """Run for ``duration_s`` simulated seconds; return the statistics object.
 
         With a ``window``, closing the window ends the run early; its statistics are marked
-        ``complete: false``.
+        ``complete: false``. A run ended by an error (:class:`HriError`) is marked so too, with
+        the error's line (``error``).
         """
         steps = int(math.floor(duration_s / self.dt + 1e-9))
         wall_start = time.perf_counter()
@@ -451,14 +452,26 @@ class Simulation:
                         time.sleep(ahead)
         except p.error as err:
             if not self._window_closed():
-                self.stats.complete = False
-                raise HriError(f"the PyBullet client was lost: {err}") from None
+                lost = HriError(f"the PyBullet client was lost: {err}")
+                self._ended_by(lost)
+                raise lost from None
+        except HriError as err:
+            self._ended_by(err)
+            raise
         except BaseException:
             self.stats.complete = False
             raise
         finally:  # the wall time held at Groot2 breakpoints is not the simulation's
             self._finish_stats(time.perf_counter() - wall_start - self._paused_s())
         return self.stats.as_dict()
+
+    def _ended_by(self, err: HriError) -> None:
+        """The run ends with ``err``: its line (files named by absolute path: the run's files
+        are read from anywhere) goes into the statistics (``error``) and the event log
+        (``run_error``)."""
+        self.stats.complete = False
+        self.stats.error = err.text(absolute=True)
+        self.events.emit(self.now(), "run_error", error=self.stats.error)
 
     def _paused_s(self) -> float:
         """Wall seconds the run has been held at Groot2 breakpoints."""
