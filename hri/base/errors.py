@@ -64,12 +64,12 @@ def shown_path(path: str | os.PathLike[str], absolute: bool = False) -> str:
     """How a line names a file: relative to the current directory when the file lies in it
     or below, else absolute (``absolute``: always). A name that is not a path (``<text>``)
     stays as it is."""
-    full = os.path.abspath(path)
-    if absolute:
-        return full
     try:
         here = os.getcwd()
-    except OSError:  # the current directory was removed
+    except OSError:  # the current directory was removed: the path as it was given
+        return os.fspath(path)
+    full = os.path.normpath(os.path.join(here, path))
+    if absolute:
         return full
     relative = os.path.relpath(full, here)
     return full if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
