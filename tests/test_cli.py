@@ -137,3 +137,18 @@ def test_replay_groot2_port_is_optional_before_the_run_dir():
 
     args = _build_parser().parse_args(_port_given(["replay", "--groot2", "runs/a"]))
     assert (str(args.run_dir), args.groot2) == ("runs/a", 1667)
+
+
+@pytest.mark.parametrize("where", ["the corpus's folder", "its parent", "elsewhere"])
+def test_validate_and_run_name_a_file_alike(tmp_path, where):
+    """A tree's mistake is named the same way by `validate TREE`, `validate SCENARIO` and `run
+    SCENARIO` (which reach the tree through the scenario, resolved): relative to the current
+    folder when the file lies inside it, else by its absolute path."""
+    corpus = Path(__file__).parent.resolve() / "bad_inputs"
+    cwd = {"the corpus's folder": corpus, "its parent": corpus.parent, "elsewhere": tmp_path}[where]
+    shown = {"the corpus's folder": "", "its parent": "bad_inputs/", "elsewhere": f"{corpus}/"}[where]
+    given = os.path.relpath(corpus, cwd) if where != "elsewhere" else str(corpus)
+    expected = f"{shown}tree_unknown_node.xml:8: unknown node type 'Slep' (did you mean 'Sleep'?)"
+    for args in (["validate", f"{given}/tree_unknown_node.xml"], ["validate", f"{given}/scenario_bad_person_tree.yaml"],
+                 ["run", f"{given}/scenario_bad_person_tree.yaml", "--duration", "0.1"]):
+        assert _one_error_line(hri(*args, cwd=cwd)) == expected, args

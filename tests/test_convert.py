@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hri.base.errors import shown_path
 from hri.bt.tree_files import Element, structure
 from hri.bt.xml_text import dump_xml, parse_xml
 from hri.bt.yaml_format import dump_yaml, parse_yaml
@@ -194,7 +195,7 @@ def test_the_input_is_never_overwritten(tmp_path, convert, how, force):
         os.link(source, target)
     code, out, err = convert(source, "-o", target, *(["--force"] if force else []))
     assert (code, out) == (1, "")
-    assert err == [f"{target}: is the file being converted ({source}): write the output elsewhere with -o"]
+    assert err == [f"{shown_path(target)}: is the file being converted ({source}): write the output elsewhere with -o"]
     assert source.read_text() == XML
 
 

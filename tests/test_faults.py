@@ -26,23 +26,32 @@ def _stats(tmp_path) -> dict:
     return json.loads((tmp_path / "stats.json").read_text())
 
 
+def _ended_by(tmp_path, error: HriError) -> None:
+    """The run's files keep the line that ended it: stats.json's error, a run_error event."""
+    stats = _stats(tmp_path)
+    assert stats["complete"] is False and stats["error"] == str(error)
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["error"] for e in events if e["event"] == "run_error"] == [str(error)]
+
+
 def test_a_hung_actor_plugin_is_noticed_within_a_second(tmp_path):
     with pytest.raises(HriError, match=r"^the actor plugin has not answered for 1 s of simulated time "
-                                       r"\(goal #\d+, movement 'walk', active\): it hangs or is gone$"):
+                                       r"\(goal #\d+, movement 'walk', active\): it hangs or is gone$") as info:
         _run(tmp_path, "actor_hang@2")
     stats = _stats(tmp_path)
     assert stats["complete"] is False and 3.0 < stats["sim_time_s"] < 3.2
+    _ended_by(tmp_path, info.value)
 
 
 def test_a_lost_pybullet_client_ends_the_run(tmp_path):
-    with pytest.raises(HriError, match="^the PyBullet client was lost"):
+    with pytest.raises(HriError, match="^the PyBullet client was lost") as info:
         _run(tmp_path, "pybullet_lost@2.5")
-    assert _stats(tmp_path)["complete"] is False
+    _ended_by(tmp_path, info.value)
 
 
 def test_broken_records_are_dropped_and_counted_and_the_run_goes_on(tmp_path):
     stats = _run(tmp_path, "corrupt_feedback@1", "truncated_action@2", "actor_queue_full@3")
-    assert stats["complete"] is True
+    assert stats["complete"] is True and "error" not in stats and "error" not in _stats(tmp_path)
     assert stats["messages_dropped"] >= 2 + 9  # one corrupt, one truncated, a queue full of junk
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert [e["kind"] for e in events if e["event"] == "fault_injected"] == [

@@ -7,7 +7,9 @@ for a file written line by line over a whole run. A whole set of files is made i
 :func:`staging_folder` and moved into place at the end; the staging folders of processes
 that died (SIGKILL) are removed by the next command that writes there
 (:func:`remove_dead_staging`). A command writes over an existing file only when asked
-(:func:`check_new_file`), and a link in its place is replaced, never followed.
+(:func:`check_new_file`), and a link in its place is replaced, never followed. The traceback
+behind an error (a plug-in's exception) is kept in a file the error's line names
+(:func:`keep_traceback`).
 """
 
 from __future__ import annotations
@@ -137,6 +139,35 @@ def write_atomic(path: Path, data: str | bytes, prefix: str | None = None, mode:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+TRACEBACK = "traceback.txt"
+"""The file of a run's folder that keeps the traceback of the exception that ended it."""
+TRACEBACK_PREFIX = "hri-traceback-"
+
+
+def keep_traceback(err: HriError, folder: Path | None = None) -> None:
+    """Save the traceback ``err`` carries (a plug-in's exception behind it) and name the file
+    in its line: ``folder/traceback.txt`` in a run's folder; without one (a tree refused when
+    it loads: no run folder is made for it) a new ``hri-traceback-*.txt`` in the temporary
+    folder (``$TMPDIR``, else ``/tmp``), readable by its owner only. Nothing when ``err``
+    carries no traceback or has saved it; a file that cannot be written leaves the line as it
+    is (it names the node and the exception all the same)."""
+    if err.traceback is None or err.traceback_file is not None:
+        return
+    try:
+        if folder is not None:
+            path = folder / TRACEBACK
+            folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, err.traceback)
+        else:
+            fd, name = tempfile.mkstemp(prefix=TRACEBACK_PREFIX, suffix=".txt")
+            path = Path(name)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(err.traceback)
+    except OSError:
+        return
+    err.traceback_file = path
 
 
 def named(err: OSError, path: Path) -> OSError:

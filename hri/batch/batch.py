@@ -19,7 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from hri.base.errors import HriError
-from hri.base.files import hidden_file, output_folder, remove_dead_staging, staging_folder, write_atomic
+from hri.base.files import (hidden_file, keep_traceback, output_folder, remove_dead_staging, staging_folder,
+                            write_atomic)
 from hri.base.numbers import duration_problem, is_number
 from hri.base.yaml_values import load_value
 from hri.batch import backends
@@ -215,9 +216,7 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
                              split=bool(task.get("split")))
         sim_time = float(stats.get("sim_time_s") or 0.0)
     except Exception as err:  # noqa: BLE001 - a crashing run is data, not the end of the batch
-        status, error = "failed", (str(err) or type(err).__name__)
-        if not isinstance(err, HriError):
-            error = f"{type(err).__name__}: {error}"
+        status, error = "failed", _failure(err, tmp)
         (tmp / "stats.json").unlink(missing_ok=True)  # stats.json exists <=> the run is ok
     except BaseException:  # the worker is being stopped (SIGTERM, interrupt): leave nothing
         shutil.rmtree(tmp, ignore_errors=True)
@@ -234,6 +233,16 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
         record = read_run(final) or record
     return {"record": record, "sim_time_s": sim_time}
+
+
+def _failure(err: Exception, run_dir: Path) -> str:
+    """The ``error`` of a failed run's ``run.json``: an HriError's line, files named by absolute
+    path (the batch's folder is read from anywhere), its traceback (a node's exception) kept
+    in the run's folder as ``traceback.txt``; another exception's type and message."""
+    if not isinstance(err, HriError):
+        return f"{type(err).__name__}: {str(err) or type(err).__name__}"
+    keep_traceback(err, run_dir)
+    return err.text(absolute=True)
 
 
 def read_run(run_dir: Path) -> dict[str, Any] | None:

@@ -42,16 +42,11 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Sequence
 
 from hri.bt.factory import NodeRegistry, register_builtin_nodes
-from hri.base.errors import HriError
+from hri.base.errors import STOPS, HriError, exception_line, shown_path
 
 ENTRY_POINT_GROUP = "hri.nodes"
 _LOADED_MARK = "_hri_entry_point_plugins_loaded"
 _FILE_MODULES: dict[str, ModuleType] = {}
-
-
-def _describe(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
 
 
 def _is_path(spec: str) -> bool:
@@ -88,16 +83,16 @@ def import_plugin(spec: str, base_dir: str | os.PathLike[str] | None = None,
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
         if not path.is_file():
-            raise HriError(f"plugin {spec!r}: no such file {str(path)!r}", file, line)
+            raise HriError(f"plugin {spec!r}: no such file {shown_path(path)!r}", file, line)
         loader: Callable[[], ModuleType] = lambda: _import_file(path)
     else:
         loader = lambda: importlib.import_module(spec)
     try:
         return loader()
-    except KeyboardInterrupt:
+    except STOPS:
         raise
     except BaseException as err:  # a plug-in's own bug must not end in a traceback
-        raise HriError(f"plugin {spec!r}: cannot import: {_describe(err)}", file, line) from None
+        raise HriError(f"plugin {spec!r}: cannot import: {exception_line(err)}", file, line) from None
 
 
 def _register(what: str, register: Any, registry: NodeRegistry, file: str | None, line: int | None) -> None:
@@ -105,10 +100,10 @@ def _register(what: str, register: Any, registry: NodeRegistry, file: str | None
         raise HriError(f"{what}: has no register_nodes(registry) function", file, line)
     try:
         register(registry)
-    except KeyboardInterrupt:
+    except STOPS:
         raise
     except BaseException as err:
-        raise HriError(f"{what}: register_nodes failed: {_describe(err)}", file, line) from None
+        raise HriError(f"{what}: register_nodes failed: {exception_line(err)}", file, line) from None
 
 
 def load_plugins(registry: NodeRegistry, modules: Sequence[str] | None,
@@ -151,10 +146,10 @@ def load_entry_point_plugins(registry: NodeRegistry) -> list[str]:
         what = f"plugin entry point {entry_point.name!r} ({entry_point.value}, group {ENTRY_POINT_GROUP})"
         try:
             target = entry_point.load()
-        except KeyboardInterrupt:
+        except STOPS:
             raise
         except BaseException as err:
-            raise HriError(f"{what}: cannot import: {_describe(err)}") from None
+            raise HriError(f"{what}: cannot import: {exception_line(err)}") from None
         register = getattr(target, "register_nodes", None) if isinstance(target, ModuleType) else target
         _register(what, register, registry, None, None)
     return sorted(set(registry.ids()) - before)

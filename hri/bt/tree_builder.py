@@ -14,12 +14,15 @@ number or a string, as BehaviorTree.CPP types it), ``_autoremap`` remaps the res
 ``<TreeNodesModel>`` declares for the subtree take their defaults.
 
 Mistakes are collected as :class:`~hri.base.errors.HriError` ``FILE:LINE: message`` and building
-goes on, so ``hri validate`` lists them all.
+goes on, so ``hri validate`` lists them all. A node class whose constructor raises (a plug-in's
+bug) is one of them too: the node, its element's line and the exception, the traceback kept
+with the error (:func:`constructor_error`).
 """
 
 from __future__ import annotations
 
 import difflib
+import traceback
 from typing import Any
 
 import py_trees
@@ -34,7 +37,7 @@ from hri.bt.ports import Port, PortError, reference_key
 from hri.bt.script_port import parse_or_error
 from hri.bt.tree_files import Element, model_name_problem
 from hri.bt.value_types import cpp_float, cpp_int, to_bool
-from hri.base.errors import HriError
+from hri.base.errors import STOPS, HriError, exception_line
 
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
 MAX_DEPTH = 256
@@ -120,6 +123,11 @@ class TreeBuilder:
             node = node_type.cls(config)
         except (PortError, ValueError) as err:
             self.error(element, f"{node_id}: {getattr(err, 'message', err)}")
+            return _placeholder()
+        except STOPS:
+            raise
+        except BaseException as err:  # a plug-in's bug (or its own HriError): one line, never a traceback
+            self.errors.append(constructor_error(element, node_id, name, err))
             return _placeholder()
         return node
 
@@ -269,6 +277,18 @@ class TreeBuilder:
         for port, value in literals.items():
             scope.set_local(port, value)
         return scope
+
+
+def constructor_error(element: Element, node_id: str, name: str, err: BaseException) -> HriError:
+    """The error of a node class whose constructor raised: the node's type and name at its
+    element's ``FILE:LINE``, and the exception's type and message; its traceback goes with
+    it, to be saved where the command keeps one (:func:`hri.base.files.keep_traceback`). An
+    :class:`HriError` the constructor raised is a message of its own: said as it is."""
+    if isinstance(err, HriError):
+        return err if err.file else HriError(f"{node_id} {name!r}: {err.message}", element.file, element.line)
+    error = HriError(f"{node_id} {name!r}: constructor raised {exception_line(err)}", element.file, element.line)
+    error.traceback = "".join(traceback.format_exception(err))
+    return error
 
 
 def subtree_literal(text: str) -> int | float | str:

@@ -29,7 +29,7 @@ from hri.bt.tree_files import Element, model_name_problem, port_name_problem, tr
 from hri.bt.xml_text import parse_xml
 from hri.bt.yaml_format import parse_yaml
 from hri.base.untrusted import read_own
-from hri.base.errors import HriError
+from hri.base.errors import HriError, shown_path
 
 MAX_FILE_BYTES = 1024 * 1024
 """Tree files (and includes) larger than this (the presets' are 3 KB) are refused before they are
@@ -56,7 +56,7 @@ class _Document:
 
 def _read(path: str, where: Element | None) -> bytes:
     file, line = (where.file, where.line) if where else (path, None)
-    prefix = f"include file {path!r}: " if where else ""
+    prefix = f"include file {shown_path(path)!r}: " if where else ""
     if not os.path.exists(path):
         raise HriError(f"{prefix}file not found", file if where else path, line)
     if not os.path.isfile(path):

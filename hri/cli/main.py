@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hri.bench import add_bench_parser, bench_command
-from hri.base.errors import HriError, SafetyViolation, Terminated, shortened
+from hri.base.errors import HriError, SafetyViolation, Terminated, shortened, shown_path
+from hri.base.files import keep_traceback
 from hri.base.numbers import duration_problem
 
 DEFAULT_GROOT2_PORT = 1667  # BehaviorTree.CPP Groot2Publisher's default server port (hri.run.groot2; not imported: zmq)
@@ -311,8 +312,8 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
                             out_dir=out_dir, observers=observers, split=args.split, strict=record.strict,
                             groot2_port=args.groot2, groot2_access=groot2_access)
     except HriError as err:  # a run that ended early prints what it has too ("complete": false)
-        if folder is not None:  # a traceback kept in the run is named where it will be
-            err.message = err.message.replace(str(folder.staging), str(folder.path))
+        if folder is not None and err.traceback_file is not None:  # named where it will be
+            err.traceback_file = folder.placed(err.traceback_file)
         if err.stats is not None:
             print(json.dumps(err.stats) if args.json else format_table(err.stats), flush=True)
         raise
@@ -357,6 +358,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     problems = validate_files(args.files, args.plugins)
     for problem in problems:
+        keep_traceback(problem)  # a plug-in's exception: its traceback in a file the line names
         print(problem, file=sys.stderr)
     if any(not is_warning(p) for p in problems):
         return 1
@@ -477,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         print(err, file=sys.stderr)
         code = 3
     except HriError as err:
+        keep_traceback(err)  # a plug-in's exception that no run folder keeps: in a file the line names
         print(err, file=sys.stderr)
         code = 1
     except KeyboardInterrupt:
@@ -486,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         print("hri: terminated", file=sys.stderr)
         code = stop.code
     except OSError as err:  # the machine's, not ours: a full disk, a folder gone (one line all the same)
-        print(f"{err.filename}: {err.strerror}" if err.filename else f"hri: {err}", file=sys.stderr)
+        print(f"{shown_path(err.filename)}: {err.strerror}" if err.filename else f"hri: {err}", file=sys.stderr)
         code = 1
     if getattr(args, "gui", False):
         from hri.view.live_view import exit_after_lost_window

@@ -203,5 +203,9 @@ class OutFolder:
     def final(self, err: OSError) -> OSError:
         """``err`` naming the file in the run folder instead of its staged copy."""
         if err.filename and Path(err.filename).is_relative_to(self.staging):
-            return named(err, self.path / Path(err.filename).relative_to(self.staging))
+            return named(err, self.placed(Path(err.filename)))
         return err
+
+    def placed(self, path: Path) -> Path:
+        """Where a file made in the staging folder will be: in the run folder."""
+        return self.path / path.relative_to(self.staging) if path.is_relative_to(self.staging) else path

@@ -32,10 +32,10 @@ from hri.actor.queues import ActorLink
 from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
 from hri.bt.loggers.file_logger import SUFFIX as BTLOG_SUFFIX, BtLogFile
-from hri.bt.node import NodeExecutionError
 from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlag
 from hri.base.errors import HriError
+from hri.base.files import keep_traceback
 from hri.run.faults import FaultInjector, FaultTargets
 from hri.bt.loggers.groot2_publisher import Access
 from hri.run.groot2 import LiveTrees
@@ -441,7 +441,8 @@ class Simulation:
         """Run for ``duration_s`` simulated seconds; return the statistics object.
 
         With a ``window``, closing the window ends the run early; its statistics are marked
-        ``complete: false``.
+        ``complete: false``. A run ended by an error (:class:`HriError`) is marked so too, with
+        the error's line (``error``).
         """
         steps = int(math.floor(duration_s / self.dt + 1e-9))
         wall_start = time.perf_counter()
@@ -456,14 +457,26 @@ class Simulation:
                         time.sleep(ahead)
         except p.error as err:
             if not self._window_closed():
-                self.stats.complete = False
-                raise HriError(f"the PyBullet client was lost: {err}") from None
+                lost = HriError(f"the PyBullet client was lost: {err}")
+                self._ended_by(lost)
+                raise lost from None
+        except HriError as err:
+            self._ended_by(err)
+            raise
         except BaseException:
             self.stats.complete = False
             raise
         finally:  # the wall time held at Groot2 breakpoints is not the simulation's
             self._finish_stats(time.perf_counter() - wall_start - self._paused_s())
         return self.stats.as_dict()
+
+    def _ended_by(self, err: HriError) -> None:
+        """The run ends with ``err``: its line (files named by absolute path: the run's files
+        are read from anywhere) goes into the statistics (``error``) and the event log
+        (``run_error``)."""
+        self.stats.complete = False
+        self.stats.error = err.text(absolute=True)
+        self.events.emit(self.now(), "run_error", error=self.stats.error)
 
     def _paused_s(self) -> float:
         """Wall seconds the run has been held at Groot2 breakpoints."""
@@ -513,27 +526,20 @@ def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: W
     ``groot2_access`` says."""
     from hri.run.stats import write_run
 
-    with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
-                    strict=strict, out_dir=out_dir, groot2_port=groot2_port, groot2_access=groot2_access) as sim:
-        try:
-            stats = sim.run(duration_s)
-        except HriError as err:
-            if out_dir is not None and isinstance(err, NodeExecutionError):  # the one line names
-                keep_traceback(out_dir, err)  # the node; the traceback waits in the run
-            err.stats = sim.stats.as_dict()  # what the run has, for the command to print
-            raise
-        finally:  # also a run that failed leaves what it has, marked "complete": false
-            if out_dir is not None:
-                write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory, sim.btlogs)
+    try:
+        with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
+                        strict=strict, out_dir=out_dir, groot2_port=groot2_port,
+                        groot2_access=groot2_access) as sim:
+            try:
+                stats = sim.run(duration_s)
+            except HriError as err:
+                err.stats = sim.stats.as_dict()  # what the run has, for the command to print
+                raise
+            finally:  # also a run that failed leaves what it has, marked "complete": false
+                if out_dir is not None:
+                    write_run(out_dir, sim.stats.as_dict(), sim.events, sim.trajectory, sim.btlogs)
+    except HriError as err:  # a node's exception (ticking, or built in the run): the one line
+        if out_dir is not None:  # names the node, the traceback waits in the run's folder
+            keep_traceback(err, out_dir)
+        raise
     return stats
-
-
-def keep_traceback(out_dir: Path, err: NodeExecutionError) -> None:
-    """Write the traceback of a node's exception to ``out_dir/traceback.txt`` and say so in
-    the error's line."""
-    from hri.base.files import write_atomic
-
-    path = out_dir / "traceback.txt"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, err.traceback)
-    err.message += f" (traceback in {path})"

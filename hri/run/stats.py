@@ -104,6 +104,7 @@ class RunStats:
     parts_bad: int = 0
     parts_shelved: int = 0
     complete: bool = True
+    error: str | None = None  # the line of the error that ended the run; only then in stats.json
 
     def count_parts(self, counts: PartCounts, settings: PartsSettings) -> None:
         """Part tallies; good/bad/shelved by the surfaces the scenario names for them."""
@@ -167,6 +168,7 @@ class RunStats:
             "parts_shelved": self.parts_shelved,
             "messages_dropped": self.messages_dropped,
             "complete": self.complete,
+            **({} if self.error is None else {"error": self.error}),
         }
 
 

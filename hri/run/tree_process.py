@@ -30,8 +30,9 @@ than a queue message travel in parts (a first byte says whether more follow).
   env ``HRI_TREE_TIMEOUT_S``; ``TREE_START_TIMEOUT_S`` to start) while the simulation waits
   for it, which it does every tree period: the simulation notices within one tree period of simulated time, stops the
   other tree process and ends the run (statistics marked incomplete; queues unlinked);
-- a tree whose node fails (an error of the tree file, a service not found): the tree process
-  reports the error's line, the run ends with it;
+- a tree whose node fails (an error of the tree file, a node's exception while it is built or
+  ticks, a service not found): the tree process reports the error's line and traceback, the
+  run ends with that line, the traceback kept as in one process;
 - the simulation killed: each tree process notices that its parent is gone within
   ``POLL_S`` of wall time, removes the dead run's queues (:func:`hri.base.mqueue.cleanup_stale`)
   and exits with a message.
@@ -59,7 +60,7 @@ from hri.bt.factory import NodeRegistry
 from hri.bt.loggers.tree_xml import tree_xml
 from hri.bt.status import TreeStatusLog
 from hri.bt.tree import Tree
-from hri.base.errors import HriError
+from hri.base.errors import HriError, exception_line
 from hri.base.quiet import import_pybullet_quietly
 from hri.base.mqueue import RunQueues, cleanup_stale, receive_waiting, system_limits
 from hri.base.queue_standins import SocketQueue, socket_pair
@@ -202,10 +203,14 @@ class RemoteTreeHost:
         self.process.stdin.close()
         self.pipe = Pipe(from_tree, to_tree, lambda: self.process.poll() is None,
                          f"the {role} tree's process (pid {self.process.pid})", TREE_TIMEOUT_S)
-        self.tree, self.registry = _mirror_tree(role, scenario)
-        self.status_log = TreeStatusLog(role, self.tree.root, str(scenario.trees[role]))
-        self.pipe.timeout = max(TREE_TIMEOUT_S, TREE_START_TIMEOUT_S)  # a hung start is given up too
-        self._expect("ready")
+        try:
+            self.tree, self.registry = _mirror_tree(role, scenario)
+            self.status_log = TreeStatusLog(role, self.tree.root, str(scenario.trees[role]))
+            self.pipe.timeout = max(TREE_TIMEOUT_S, TREE_START_TIMEOUT_S)  # a hung start is given up too
+            self._expect("ready")
+        except BaseException:  # the tree failed to load here or there: no process is left waiting
+            self.close()
+            raise
         self.pipe.timeout = TREE_TIMEOUT_S
 
     def _expect(self, op: str, t: float = 0.0) -> Any:
@@ -226,7 +231,7 @@ class RemoteTreeHost:
                     self.dropped += 1
                 continue
             if frame.op == "error":
-                raise HriError(str(frame.payload))
+                raise _relayed_error(frame.payload)
             if frame.op == op:
                 return frame.payload
 
@@ -360,16 +365,31 @@ def main() -> int:
         print(f"hri tree process ({role}): {gone.message}; removed its message queues", file=sys.stderr)
         return 1
     except Exception as error:  # noqa: BLE001 - reported to the simulation, which ends the run
-        if isinstance(error, HriError):
-            message = str(error)  # the same line the run would end with in one process
-        else:
-            traceback.print_exc()
-            message = f"the {role} tree's process failed: {type(error).__name__}: {error}"
         try:
-            pipe.send(_control("error", message))
+            pipe.send(_control("error", _error_payload(role, error)))
         except PeerGone:
             cleanup_stale()
         return 1
+
+
+def _error_payload(role: str, error: Exception) -> dict[str, Any]:
+    """What the simulation needs to end the run with the error's line, as in one process, and
+    to keep its traceback in the run's folder (a node's exception, or this process's own)."""
+    if isinstance(error, HriError):
+        return {"message": error.message, "file": error.file, "line": error.line, "traceback": error.traceback}
+    return {"message": f"the {role} tree's process failed: {exception_line(error)}", "file": None, "line": None,
+            "traceback": "".join(traceback.format_exception(error))}
+
+
+def _relayed_error(payload: Any) -> HriError:
+    """The error a tree process reported (:func:`_error_payload`), with its traceback."""
+    if not isinstance(payload, dict):
+        return HriError(str(payload))
+    line = payload.get("line")
+    error = HriError(str(payload.get("message")), payload.get("file") and str(payload["file"]),
+                     line if isinstance(line, int) else None)
+    error.traceback = payload["traceback"] if isinstance(payload.get("traceback"), str) else None
+    return error
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from shapely.geometry import MultiPoint, Polygon
 from shapely.validation import explain_validity
 
 from hri.base.untrusted import read_own
-from hri.base.errors import HriError
+from hri.base.errors import HriError, shown_path
 from hri.base.files import wrong_kind
 from hri.base.geometry import Area, Pose, yaw_quaternion
 from hri.base.yaml_values import check_collections, compose, load_value, scalar_value
@@ -300,7 +300,7 @@ def _read_trees(document: Document, fail: Fail) -> dict[str, Path]:
     trees = {role: (document.path.parent / named[role]).resolve() for role in ROLES}
     for role in ROLES:
         if not trees[role].is_file():  # say where we looked
-            fail(f"trees.{role}: no such file '{named[role]}' ({trees[role]})", f"trees.{role}")
+            fail(f"trees.{role}: no such file '{named[role]}' ({shown_path(trees[role])})", f"trees.{role}")
     return trees
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hri.base.errors import HriError
+from hri.base.errors import HriError, shown_path
 from hri.scenario.model import ROLES, Scenario
 
 
@@ -72,7 +72,7 @@ def _check_robot_reach(scenario: Scenario, file: str, main: str, trees: dict, re
         distance = float(np.linalg.norm(np.array(pose.position) - shoulder))
         if distance > reach + 1e-9:
             raise HriError(f"RobotMove: target ({pose.x:g}, {pose.y:g}, {pose.z:g}) is {distance:.2f} m from the "
-                           f"arm's shoulder (robot.base in {file}), beyond its reach of {reach:g} m",
+                           f"arm's shoulder (robot.base in {shown_path(file)}), beyond its reach of {reach:g} m",
                            element.file, element.line)
 
 
