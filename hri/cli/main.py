@@ -309,7 +309,7 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
             window = LiveView()
         return run_scenario(scenario, record.duration_s, seed=record.seed, window=window, realtime=args.realtime,
                             out_dir=out_dir, observers=observers, split=args.split, strict=record.strict,
-                            groot2_port=args.groot2, groot2_access=groot2_access)
+                            groot2_port=args.groot2, groot2_access=groot2_access, say=_say)
     except HriError as err:  # a run that ended early prints what it has too ("complete": false)
         if folder is not None:  # a traceback kept in the run is named where it will be
             err.message = err.message.replace(str(folder.staging), str(folder.path))
@@ -319,6 +319,12 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
     finally:
         if folder is not None:
             folder.finish()
+
+
+def _say(line: str) -> None:
+    """What a run tells as it goes (where Groot2 reaches its trees): on stderr, so that stdout
+    holds the statistics alone (one JSON object with ``--json``)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
