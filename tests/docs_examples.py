@@ -2,7 +2,8 @@
 them (``tests/test_docs_examples.py``); run as a script, it writes what the commands print now
 into the documents::
 
-    .venv/bin/python tests/docs_examples.py --update     # then review with git diff
+    .venv/bin/python tests/docs_examples.py --update          # then review with git diff
+    .venv/bin/python tests/docs_examples.py --update --slow   # the quotes of long runs (minutes)
 
 **Console blocks.** Every fenced block marked ``console`` in ``README.md`` and ``docs/*.md`` is
 checked: each ``$ COMMAND`` line runs and the lines after it, up to the next ``$`` line, are
@@ -13,8 +14,10 @@ and ``.venv/bin/python`` are this environment's, ``runs/...`` is a temporary fol
 document's, as is a file that the document writes out for its commands: a fenced block right
 after a line ``<!-- file: NAME -->`` is the file ``NAME``.
 
-**Quotes.** An output quoted in a sentence or a table cell is listed in :data:`QUOTES`, with
-the command that prints it and a pattern that finds it in its document.
+**Quotes.** An output quoted in a sentence, a table cell or in part is listed in
+:data:`QUOTES`, with the commands that print it and the patterns that find it in its document:
+every line of the quote must be a line of the output. Those of long runs are ``slow``
+(``pytest -m slow tests/test_docs_examples.py``).
 
 **What is not compared** (the only differences a seeded command shows from one run to the
 next): the wall-clock figures ``wall_time_s`` and ``real_time_factor`` (in a JSON object or a
@@ -65,19 +68,94 @@ class Example:
 
 @dataclass(frozen=True)
 class Quote:
-    """An output quoted in prose: the document, the commands (the last one prints it, the
-    ones before make what it reads), its exit status, and the pattern that finds it."""
+    """Output quoted in prose or a table: the document, the commands (the last one prints it,
+    the ones before make what it reads), its exit status, and the patterns that find the
+    quotes in the document (one group each: the quoted text, whose every line must be a line
+    of the output). ``slow``: its commands take minutes, checked with ``-m slow``."""
 
     doc: str
     commands: tuple[str, ...]
-    pattern: str
+    patterns: tuple[str, ...]
     exit_status: int = 0
+    slow: bool = False
 
 
 QUOTES = (
     Quote("docs/faults.md", (".venv/bin/hri run coexistence --strict --set net.safety.latency=0.6 --seed 10 > /dev/null",),
-          r"`(--strict: safety violation at t = [^`]*)`", exit_status=3),
+          (r"`(--strict: safety violation at t = [^`]*)`",), exit_status=3),
+    Quote("docs/statistics.md",
+          (".venv/bin/hri batch cooperation --runs 5 --duration 300 --set 'robot.reduced_velocity=0.1,0.3' "
+           "--out runs/batch > /dev/null",
+           ".venv/bin/hri stats runs/batch --format markdown"),
+          (r"Part of the output [^\n]*\n\n(\| metric \| n \|.*?)\n\n",
+           r"\n`(0 in every run \(not shown\): [^`]*)`\n",
+           r"\n(\| metric \| reduced_velocity=0\.1 mean.*?)\n\n"), slow=True),
 )
+
+@dataclass(frozen=True)
+class Figures:
+    """Figures of seeded runs written into prose or a table: ``runs`` names each run's command
+    (``--json``: its statistics), ``templates`` are the document's text with ``{RUN:KEY}`` or
+    ``{RUN:KEY:SPEC}`` where a figure stands (KEY dotted into the statistics, SPEC a format
+    spec); each template filled in must be in the document (whitespace as one space). Their
+    runs take minutes: checked with ``-m slow``."""
+
+    doc: str
+    runs: dict[str, str]
+    templates: tuple[str, ...]
+
+
+_PRESET_HOUR = ".venv/bin/hri run {} --duration 3600 --seed 1 --json"
+FIGURES = (
+    Figures("README.md", {name: _PRESET_HOUR.format(name) for name in ("coexistence", "cooperation", "collaboration")}, (
+        "| robot cycles | {coexistence:robot_cycles} | {cooperation:robot_cycles} ({cooperation:parts_good} good, "
+        "{cooperation:parts_bad} bad parts) | {collaboration:robot_cycles} |",
+        "| person in safe / warning / stop zone (s) | " + " | ".join(
+            " / ".join(f"{{{name}:zone_time_s.{zone}:.0f}}" for zone in ("safe", "warning", "stop"))
+            for name in ("coexistence", "cooperation", "collaboration")) + " |",
+        "| entries into the stop zone / protective stops | " + " | ".join(
+            f"{{{name}:zone_entries.stop}} / {{{name}:protective_stops}}"
+            for name in ("coexistence", "cooperation", "collaboration")) + " |",
+        "| calls of the person, mean response (s) | — | {cooperation:human_calls}, {cooperation:human_response_s:.1f} "
+        "({cooperation:parts_shelved} parts shelved) | {collaboration:human_calls}, "
+        "{collaboration:human_response_s:.1f} ({collaboration:robot_failures} robot failures) |",
+        "| minimum separation (m) | {coexistence:min_separation_m:.2f} | {cooperation:min_separation_m:.2f} | "
+        "{collaboration:min_separation_m:.2f} |",
+        "| deepest intrusion into the stop zone before the robot rested (m) | {coexistence:max_stop_intrusion_m:.2f} | "
+        "{cooperation:max_stop_intrusion_m:.2f} | {collaboration:max_stop_intrusion_m:.2f} |",
+        "| safety violations | {coexistence:safety_violations} | {cooperation:safety_violations} | "
+        "{collaboration:safety_violations} |",
+    )),
+    Figures("docs/safety.md", {"ssm": ".venv/bin/hri run collaboration --set safety.mode=ssm --duration 3600 --seed 1 --json",
+                               "zones": _PRESET_HOUR.format("collaboration")}, (
+        "`hri run collaboration --set safety.mode=ssm --duration 3600 --seed 1 --json`: {ssm:robot_cycles} robot cycles "
+        "({zones:robot_cycles} with the zones), {ssm:safety_violations} safety violations, smallest separation "
+        "{ssm:min_separation_m:.3f} m, `ssm_margin_min_m` {ssm:ssm_margin_min_m:.3f} m, {ssm:ssm_stops} `ssm_stops` "
+        "(brief: {ssm:speed_band_time_s.0:.0f} s at rest in all), `speed_band_time_s` {ssm:speed_band_time_s.0:.0f} s "
+        "at 0, {ssm:speed_band_time_s.0-25%:.0f} s up to 25 %, {ssm:speed_band_time_s.25-50%:.0f} s to 50 %, "
+        "{ssm:speed_band_time_s.50-75%:.0f} s to 75 %, {ssm:speed_band_time_s.75-100%:.0f} s below full and "
+        "{ssm:speed_band_time_s.100%:.0f} s at full speed; `pfl_contacts` {ssm:pfl_contacts}.",
+    )),
+)
+_FIGURE = re.compile(r"\{(\w+):([^:{}]+)(?::([^{}]*))?\}")
+
+
+def filled(template: str, stats: dict[str, dict]) -> str:
+    """The template with each ``{RUN:KEY:SPEC}`` the run's figure."""
+    def figure(match: re.Match) -> str:
+        value: object = stats[match.group(1)]
+        for part in match.group(2).split("."):
+            assert isinstance(value, dict), match.group(0)
+            value = value[part]
+        return format(value, match.group(3) or "")
+    return _FIGURE.sub(figure, template)
+
+
+def missing_figures(figures: Figures, stats: dict[str, dict]) -> list[str]:
+    """The filled-in templates the document does not hold."""
+    prose = " ".join(text(figures.doc).split())
+    return [line for line in (filled(t, stats) for t in figures.templates) if " ".join(line.split()) not in prose]
+
 
 _CONSOLE = re.compile(r"^```console\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _FILE = re.compile(r"^<!-- file: (\S+) -->\n```[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
@@ -105,18 +183,24 @@ def doc_files(doc: str) -> dict[str, str]:
 
 
 def quote_examples(quote: Quote) -> list[Example]:
-    """The commands of a quote: the ones before it (nothing shown), then its own."""
-    found = re.findall(quote.pattern, text(quote.doc))
-    assert found, f"{quote.doc}: no quote matches {quote.pattern!r} (edit QUOTES in tests/docs_examples.py)"
+    """The commands of a quote: the ones before it (nothing shown), then its own, once for
+    each quote found (it runs once: :func:`run_document`)."""
     before = [Example(quote.doc, command, "") for command in quote.commands[:-1]]
-    return before + [Example(quote.doc, quote.commands[-1], shown, quote.exit_status, quote.pattern) for shown in found]
+    quoted = []
+    for pattern in quote.patterns:
+        found = re.findall(pattern, text(quote.doc), re.DOTALL)
+        assert found, f"{quote.doc}: no quote matches {pattern!r} (edit QUOTES in tests/docs_examples.py)"
+        quoted += [Example(quote.doc, quote.commands[-1], shown, quote.exit_status, pattern) for shown in found]
+    return before + quoted
 
 
-def all_examples() -> dict[str, list[Example]]:
-    """By document, in the order its commands run: its console lines, then its quotes."""
-    examples = {doc: console_examples(doc) for doc in DOCUMENTS}
+def all_examples(slow: bool = False) -> dict[str, list[Example]]:
+    """By document, in the order its commands run: its console lines, then its quotes; with
+    ``slow``, only the slow quotes."""
+    examples = {doc: [] if slow else console_examples(doc) for doc in DOCUMENTS}
     for quote in QUOTES:
-        examples[quote.doc] = examples.get(quote.doc, []) + quote_examples(quote)
+        if quote.slow == slow:
+            examples[quote.doc] = examples.get(quote.doc, []) + quote_examples(quote)
     return {doc: found for doc, found in examples.items() if found}
 
 
@@ -156,7 +240,16 @@ def run_document(doc: str, examples: list[Example], folder: Path) -> list[Printe
     folder.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         (folder / name).write_text(content)
-    return [run(example, folder, files) for example in examples]
+    printed: list[Printed] = []
+    quoted: dict[str, Printed] = {}  # a command that prints several quotes runs once
+    for example in examples:
+        if example.quote is None:
+            printed.append(run(example, folder, files))
+        else:
+            if example.command not in quoted:
+                quoted[example.command] = run(example, folder, files)
+            printed.append(quoted[example.command])
+    return printed
 
 
 # --- comparing ---------------------------------------------------------------------------------
@@ -184,9 +277,11 @@ def problem(example: Example, printed: Printed) -> str | None:
         return (f"{example.id}: exit status {printed.exit_status}, the document says {example.exit_status}"
                 f"\n--- it printed:\n{printed.output}")
     if example.quote is not None:
-        if masked(example.shown) in masked(printed.output).split("\n"):
+        lines = set(masked(printed.output).split("\n"))
+        if all(line in lines for line in masked(example.shown).split("\n") if line):
             return None
-        return (f"{example.doc} quotes\n    {example.shown}\nbut `{example.command}` prints\n"
+        return (f"{example.doc} quotes\n" + "\n".join(f"    {line}" for line in example.shown.split("\n"))
+                + f"\nbut `{example.command}` prints\n"
                 + "\n".join(f"    {line}" for line in printed.output.split("\n")) + f"\n(to take it: {UPDATE})")
     if masked(example.shown) == masked(printed.output):
         return None
@@ -199,13 +294,14 @@ def problem(example: Example, printed: Printed) -> str | None:
 
 # --- updating ----------------------------------------------------------------------------------
 
-def update() -> list[str]:
-    """Write what the commands print now into the documents; the documents changed."""
+def update(slow: bool = False) -> list[str]:
+    """Write what the commands print now into the documents (with ``slow``, those of the slow
+    quotes); the documents changed."""
     import tempfile
 
     changed = []
     with tempfile.TemporaryDirectory() as tmp:
-        for doc, examples in all_examples().items():
+        for doc, examples in all_examples(slow).items():
             printed = run_document(doc, examples, Path(tmp) / doc.replace("/", "_"))
             new = text(doc)
             for example, now in zip(examples, printed):
@@ -227,7 +323,7 @@ def update() -> list[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--update"]:
-        sys.exit(f"usage: {UPDATE}")
-    for doc in update():
+    if sys.argv[1:] not in (["--update"], ["--update", "--slow"]):
+        sys.exit(f"usage: {UPDATE} [--slow]")
+    for doc in update(slow=sys.argv[2:] == ["--slow"]):
         print(f"updated {doc}")
