@@ -226,7 +226,10 @@ def run(example: Example, folder: Path, files: dict[str, str]) -> Printed:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     done = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=TIMEOUT_S, check=False)
-    output = (done.stdout + done.stderr).replace(f"{folder}/", "").replace(str(ROOT), "/…")
+    output = done.stdout + done.stderr
+    for shown_as in (f"{folder}/", f"{os.path.relpath(folder, ROOT)}/"):  # a path printed as given or relative
+        output = output.replace(shown_as, "")
+    output = output.replace(str(ROOT), "/…")
     if groot2 is not None:
         shown, used = groot2
         output = re.sub(r"\b(port|publisher) (\d+)\b", lambda m: f"{m.group(1)} {int(m.group(2)) - used + shown}"
