@@ -123,6 +123,12 @@ def test_coexistence_half_hour_is_safe_fast_and_reproducible():
     (["run", "--groot2", "2000", "coexistence"], "coexistence", 2000),
     (["run", "coexistence", "--groot2", "--duration", "5"], "coexistence", 1667),
     (["run", "coexistence"], "coexistence", None),
+    (["run", "--groot2=1667", "coexistence"], "coexistence", 1667),
+    (["run", "--groot2=2000", "coexistence"], "coexistence", 2000),
+    (["run", "--groot2", "1667", "coexistence"], "coexistence", 1667),
+    (["run", "coexistence", "--groot2", "2000"], "coexistence", 2000),
+    (["run", "--groot2", "scenarios/my.yaml"], "scenarios/my.yaml", 1667),
+    (["run", "--groot2", "--seed", "3", "coexistence"], "coexistence", 1667),
 ])
 def test_groot2_port_is_optional_before_the_scenario(argv, scenario, port):
     """``--groot2`` without a port may come first: the scenario after it is not read as the port."""
@@ -132,11 +138,18 @@ def test_groot2_port_is_optional_before_the_scenario(argv, scenario, port):
     assert (args.scenario, args.groot2) == (scenario, port)
 
 
-def test_replay_groot2_port_is_optional_before_the_run_dir():
+@pytest.mark.parametrize("argv, run_dir, port", [
+    (["replay", "--groot2", "runs/a"], "runs/a", 1667),
+    (["replay", "runs/a", "--groot2"], "runs/a", 1667),
+    (["replay", "--groot2", "5000", "runs/a"], "runs/a", 5000),
+    (["replay", "--groot2=5000", "runs/a"], "runs/a", 5000),
+    (["replay", "--groot2", "--speed", "10", "runs/a"], "runs/a", 1667),
+])
+def test_replay_groot2_port_is_optional_before_the_run_dir(argv, run_dir, port):
     from hri.cli.main import _build_parser, _port_given
 
-    args = _build_parser().parse_args(_port_given(["replay", "--groot2", "runs/a"]))
-    assert (str(args.run_dir), args.groot2) == ("runs/a", 1667)
+    args = _build_parser().parse_args(_port_given(argv))
+    assert (str(args.run_dir), args.groot2) == (run_dir, port)
 
 
 @pytest.mark.parametrize("where", ["the corpus's folder", "its parent", "elsewhere"])

@@ -33,6 +33,27 @@ def _free_quad() -> int:
     raise RuntimeError("no four free ports")
 
 
+@pytest.mark.parametrize("given", [["--groot2", "coexistence"], ["coexistence", "--groot2"],
+                                   ["--groot2", "{base}", "coexistence"], ["--groot2={base}", "coexistence"]])
+def test_a_run_tells_where_groot2_reaches_its_trees_as_replay_does(given, monkeypatch, capsys):
+    """``hri run --groot2`` says on stderr where each tree listens, in the lines of ``hri
+    replay`` (stdout keeps the statistics alone); the scenario after a bare ``--groot2`` is
+    the scenario, not the port."""
+    import json
+
+    import hri.cli.main as cli
+
+    base = _free_quad()
+    monkeypatch.setattr(cli, "DEFAULT_GROOT2_PORT", base)  # a bare --groot2 on free ports
+    argv = ["run", *(word.format(base=base) for word in given), "--duration", "0.1", "--json"]
+    assert cli.main(argv) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["scenario"] == "coexistence"
+    assert err.splitlines() == [f"person: Groot2 on port {base} (publisher {base + 1})",
+                                f"robot: Groot2 on port {base + 2} (publisher {base + 3})"]
+    assert freed(range(base, base + 4))
+
+
 def test_a_running_simulation_answers_groot2_and_frees_its_ports():
     base = _free_quad()
     with Simulation(load_scenario("coexistence"), seed=1, groot2_port=base) as sim:

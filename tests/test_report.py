@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from hri.batch import plots
 from hri.cli.main import main
-from hri.batch.report import Batch, load, summarize, t_quantile, welch
+from hri.batch.report import Batch, RunDir, load, summarize, t_quantile, welch
 from hri.cli.stats import stats_command
 
 HRI = str(Path(sys.executable).with_name("hri"))
@@ -218,6 +218,26 @@ def test_batch_plots(batch_dir: Path) -> None:
     for name in expected_axes:
         assert f"wrote {batch_dir / 'plots' / name}" in text
         _check_png(batch_dir / "plots" / name)
+
+
+def test_throughput_plot_counts_the_stops_of_each_runs_safety_function(run_dir: Path, tmp_path: Path) -> None:
+    """An SSM run's protective stops are its ``ssm_stops`` (its ``protective_stops``, the
+    zones' count, stays 0): the plot shows them, and its axis says which count it is."""
+    ssm_dir = tmp_path / "ssm"
+    _run(ssm_dir, 10, {"safety.mode": "ssm"})
+    zones, ssm = (json.loads((d / "stats.json").read_text()) for d in (run_dir, ssm_dir))
+    assert ssm["ssm_stops"] > 0 and ssm["protective_stops"] == 0  # the case the plot got wrong
+    assert zones["protective_stops"] != ssm["ssm_stops"]
+
+    def stops_axis(runs: list[tuple[str, dict]]) -> tuple[list[float], str]:
+        batch = Batch(tmp_path, {}, [RunDir(tmp_path / cid, stats, cid, cid) for cid, stats in runs])
+        ax = plots.throughput_figure(batch).axes[1]
+        return [float(x) for c in ax.collections for x, _ in c.get_offsets()], ax.get_xlabel()
+
+    assert stops_axis([("c000", zones)]) == ([zones["protective_stops"]], "protective stops")
+    assert stops_axis([("c000", ssm)]) == ([ssm["ssm_stops"]], "protective stops (SSM: ssm_stops)")
+    assert stops_axis([("c000", zones), ("c001", ssm)]) == ([zones["protective_stops"], ssm["ssm_stops"]],
+                                                           "protective stops (zones) or ssm_stops (SSM)")
 
 
 def test_plots_where_a_file_is_in_the_way_are_one_line(run_dir: Path, tmp_path: Path,

@@ -1,117 +1,39 @@
 """The BehaviorTree.CPP tutorial (``docs/tutorial_btcpp.md``) as a user follows it, so that it
 cannot rot.
 
-Every command of the tutorial's ``console`` blocks runs (from the repository's root, its
-``runs/`` folder in a temporary one) and must print what the tutorial shows: the same text, or
-for a run's JSON the same figures but the wall-clock ones. The tree excerpts must be the files'
-lines, the typo must give the line shown, the runs must do what the tutorial says, and
-BehaviorTree.CPP itself (``behaviortreepy``) must tick the tutorial's trees as hri does.
-
-The commands run side by side (a render after the run it reads): the module takes a few
-seconds of wall time, most of it two 60-s runs.
+Its console commands and their outputs are checked with every document's by
+``tests/test_docs_examples.py``. Here: the tree excerpts must be the files' lines, the typo must
+give the line shown, the first run must do what the tutorial says, and BehaviorTree.CPP itself
+(``behaviortreepy``) must tick the tutorial's trees as hri does.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import math
 import re
-import shlex
-import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import btcpp_oracle
+import docs_examples
 import hri_runner
 from hri.cli.main import main
-from hri.run.stats import WALL_CLOCK_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = (ROOT / "docs" / "tutorial_btcpp.md").read_text()
 EXAMPLE = ROOT / "docs" / "examples" / "btcpp_tutorial"
 FILES = ("person.xml", "robot.xml", "shelf_sections.py", "scripted_shift.yaml")
-HRI = shutil.which("hri") or str(Path(sys.executable).parent / "hri")
-RELATIVE_TOLERANCE = 1e-3
-"""How far a run's real-valued figure may be from the tutorial's (another machine's floats)."""
 
 
-def _console_blocks(text: str) -> list[tuple[str, str]]:
-    """``(command, expected output)`` of every ``$ command`` line of the ``console`` blocks."""
-    commands: list[tuple[str, str]] = []
-    for block in re.findall(r"```console\n(.*?)```", text, re.DOTALL):
-        for chunk in re.split(r"^\$ ", block, flags=re.MULTILINE)[1:]:
-            command, _, output = chunk.partition("\n")
-            commands.append((command, output.rstrip("\n")))
-    return commands
-
-
-COMMANDS = _console_blocks(TUTORIAL)
-
-
-def _argv(command: str, runs: Path) -> list[str]:
-    words = shlex.split(command)
-    assert words[0] == ".venv/bin/hri", command
-    return [HRI] + [word.replace("runs/", f"{runs}/") for word in words[1:]]
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the tutorial's ``runs/`` folder is."""
-    return tmp_path_factory.mktemp("tutorial") / "runs"
-
-
-@pytest.fixture(scope="module")
-def results(runs: Path) -> dict[str, tuple[int, str, str]]:
-    """Every console command's (exit status, stdout, stderr): side by side, but those that
-    read a run (``--run``), after, in the tutorial's order."""
-    started = {command: subprocess.Popen(_argv(command, runs), cwd=ROOT, text=True,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-               for command, _ in COMMANDS if " --run " not in command}
-    out: dict[str, tuple[int, str, str]] = {}
-    for command, process in started.items():
-        stdout, stderr = process.communicate(timeout=120)
-        out[command] = (process.returncode, stdout, stderr)
-    for command, _ in COMMANDS:
-        if command not in out:
-            done = subprocess.run(_argv(command, runs), check=False, cwd=ROOT, text=True,
-                                  capture_output=True, timeout=120)
-            out[command] = (done.returncode, done.stdout, done.stderr)
-    return {command: (code, stdout.replace(f"{runs}/", "runs/"), stderr)
-            for command, (code, stdout, stderr) in out.items()}
-
-
-def _same_figures(shown: Any, got: Any, where: str = "") -> None:
-    if isinstance(shown, dict):
-        assert isinstance(got, dict) and sorted(shown) == sorted(got), where
-        for key in shown:
-            _same_figures(shown[key], got[key], f"{where}.{key}")
-    elif isinstance(shown, float):
-        assert math.isclose(shown, got, rel_tol=RELATIVE_TOLERANCE), (where, shown, got)
-    else:
-        assert shown == got, (where, shown, got)
+COMMANDS = docs_examples.console_examples("docs/tutorial_btcpp.md")
 
 
 def test_the_tutorial_shows_its_commands():
-    assert [command.split()[1] for command, _ in COMMANDS] == ["validate", "run", "render", "run"]
-
-
-@pytest.mark.parametrize("command, shown", COMMANDS, ids=[c.split()[1] + str(i) for i, (c, _) in enumerate(COMMANDS)])
-def test_each_command_prints_what_the_tutorial_shows(results, command, shown):
-    code, stdout, stderr = results[command]
-    assert code == 0 and stderr == "", stderr
-    if shown.startswith("{"):
-        figures, printed = json.loads(shown), json.loads(stdout)
-        for key in WALL_CLOCK_KEYS:
-            del figures[key], printed[key]
-        _same_figures(figures, printed)
-    else:
-        assert stdout.rstrip("\n") == shown
+    """Its commands and their outputs are checked by tests/test_docs_examples.py."""
+    assert [example.command.split()[1] for example in COMMANDS] == ["validate", "run", "render", "run"]
 
 
 def _events(run: Path, kind: str) -> list[dict]:
@@ -120,10 +42,12 @@ def _events(run: Path, kind: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def tutorial_run(results, runs: Path) -> Path:
-    """The folder of the tutorial's first run (``--out runs/tutorial``)."""
-    assert any("--out runs/tutorial" in command for command in results)
-    return runs / "tutorial"
+def tutorial_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the tutorial's first run (``--out runs/tutorial``), run as the tutorial says."""
+    (run,) = [example for example in COMMANDS if "--out runs/tutorial" in example.command]
+    folder = tmp_path_factory.mktemp("tutorial")
+    assert docs_examples.run(run, folder, {}).exit_status == 0
+    return folder / "runs" / "tutorial"
 
 
 def test_the_person_works_two_rounds_then_kneels_at_the_middle_section(tutorial_run):

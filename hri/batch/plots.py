@@ -32,7 +32,7 @@ from hri.base.errors import HriError  # noqa: E402
 from hri.base.files import output_folder, write_atomic  # noqa: E402
 from hri.base.untrusted import Unreadable, read_output  # noqa: E402
 from hri.batch.report import Batch, RunDir, config_labels  # noqa: E402
-from hri.run.stats import TRAJECTORY_COLUMNS  # noqa: E402
+from hri.run.stats import TRAJECTORY_COLUMNS, stops_key  # noqa: E402
 
 if TYPE_CHECKING:
     from hri.scenario.model import Scenario
@@ -178,24 +178,31 @@ def separation_figure(batch: Batch) -> Figure:
 
 
 def throughput_figure(batch: Batch) -> Figure:
-    """Robot cycles against time in the stop zone and against protective stops, one point per run."""
+    """Robot cycles against time stopped and against protective stops, one point per run: the
+    stops of the run's safety function (``ssm_stops`` in SSM mode, ``protective_stops`` with
+    the zones, which SSM leaves at 0)."""
     fig = Figure(figsize=(10, 4), layout="constrained")
     axes = fig.subplots(1, 2)
     colors = matplotlib.colormaps["tab10"]
-    for ax, metric, label in ((axes[0], "robot_time_s.stopped", "robot stopped (s)"),
-                              (axes[1], "protective_stops", "protective stops")):
+    stops = frozenset(stops_key(r.stats) for r in batch.ok_runs())
+    for ax, metric in ((axes[0], "robot_time_s.stopped"), (axes[1], None)):
         for i, (cid, name) in enumerate(zip(batch.config_ids, _config_names(batch))):
-            pts = [(r.value(metric), r.value("robot_cycles")) for r in batch.ok_runs(cid)]
+            pts = [(r.value(metric or stops_key(r.stats)), r.value("robot_cycles")) for r in batch.ok_runs(cid)]
             pts = [p for p in pts if None not in p]
             if pts:
                 x, y = zip(*pts)
                 ax.scatter(x, y, color=colors(i % 10), label=name, alpha=0.8, edgecolor="black")
-        ax.set_xlabel(label)
+        ax.set_xlabel("robot stopped (s)" if metric else STOPS_LABELS[stops])
         ax.set_ylabel("robot cycles")
         ax.grid(alpha=0.3)
         ax.legend(title="configuration")
     fig.suptitle("throughput against safety (one point per run)")
     return fig
+
+
+STOPS_LABELS = {frozenset(): "protective stops", frozenset({"protective_stops"}): "protective stops",
+                frozenset({"ssm_stops"}): "protective stops (SSM: ssm_stops)",
+                frozenset({"protective_stops", "ssm_stops"}): "protective stops (zones) or ssm_stops (SSM)"}
 
 
 def heatmap_figure(batch: Batch, layout: dict[str, Any] | None, cell_m: float = 0.1) -> Figure:

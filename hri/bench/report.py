@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hri.bench.step_breakdown import COMPONENTS, STEP_KINDS
+from hri.run.stats import is_ssm
 
 BUSY_CPUS = 0.25  # CPUs kept busy by other processes, before or after the bench, above which it was not idle
 
@@ -110,7 +111,7 @@ def memory_table(results: dict[str, Any]) -> Table:
 def safety_table(r: dict[str, Any]) -> Table:
     table = Table(title=f"Safety: {r['sim_h']:g} simulated hours, {r['run_s']:g} s per run, seeds from {r['seed']}")
     table.add_column("scenario", no_wrap=True)
-    ssm = r["total"].get("ssm_margin_min_m") is not None  # SSM mode: its stops and margin beside
+    ssm = is_ssm(r["total"])  # SSM mode: its stops and margin beside
     for column in ("runs", "simulated h", "safety violations", "runs with violations",
                    "SSM stops" if ssm else "protective stops", "min separation m",
                    *(("min SSM margin m",) if ssm else ()), "PFL contacts / violations", "incomplete runs",

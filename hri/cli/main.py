@@ -310,7 +310,7 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
             window = LiveView()
         return run_scenario(scenario, record.duration_s, seed=record.seed, window=window, realtime=args.realtime,
                             out_dir=out_dir, observers=observers, split=args.split, strict=record.strict,
-                            groot2_port=args.groot2, groot2_access=groot2_access)
+                            groot2_port=args.groot2, groot2_access=groot2_access, say=_say)
     except HriError as err:  # a run that ended early prints what it has too ("complete": false)
         if folder is not None and err.traceback_file is not None:  # named where it will be
             err.traceback_file = folder.placed(err.traceback_file)
@@ -320,6 +320,12 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
     finally:
         if folder is not None:
             folder.finish()
+
+
+def _say(line: str) -> None:
+    """What a run tells as it goes (where Groot2 reaches its trees): on stderr, so that stdout
+    holds the statistics alone (one JSON object with ``--json``)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

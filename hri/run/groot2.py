@@ -86,6 +86,14 @@ def serve_trees(base: int, serve: Callable[[str, int], Served], close: Callable[
     return served
 
 
+def served_line(role: str, publisher: Groot2Publisher) -> str:
+    """Where ``role``'s tree listens for Groot2, one line: ``hri run --groot2`` and ``hri
+    replay`` tell it in the same form (the address only when it is not this machine's loopback)."""
+    host = publisher.access.host
+    return (f"{role}: Groot2 on port {publisher.port} (publisher {publisher.port + 1})"
+            + ("" if host == Access.host else f" at {host}"))
+
+
 def split_refusal(role: str) -> Callable[[], str]:
     """The reason a tree in its own process refuses hooks, told once on stderr too."""
     message = (f"--groot2: breakpoints and hooks need the {role}'s tree in hri's process; "
@@ -128,6 +136,10 @@ class LiveTrees:
         return Groot2Publisher(host.tree_xml(), status_layout(host.tree.root), port, lambda: scopes,
                                nodes=nodes_by_uid(host.tree.root), clock=clock,
                                pause=lambda until: self.pause(role, until), access=self._access)
+
+    def describe(self) -> list[str]:
+        """One line per tree saying where it is served (:func:`served_line`)."""
+        return [served_line(role, publisher) for role, publisher in self.publishers.items()]
 
     def apply(self, role: str, records: bytes) -> None:
         """A tick's transition records of ``role``'s tree."""

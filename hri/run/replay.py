@@ -48,7 +48,7 @@ from hri.bt.loggers.btlog_reader import parse_btlog
 from hri.bt.loggers.file_logger import SUFFIX
 from hri.bt.loggers.groot2_publisher import DEFAULT_PORT, Access, Groot2Publisher
 from hri.bt.loggers.transitions import RECORD_SIZE
-from hri.run.groot2 import ROLE_ORDER, check_base_port, serve_trees
+from hri.run.groot2 import ROLE_ORDER, check_base_port, serve_trees, served_line
 
 MAX_SPEED = 1e6  # the fastest replay: a simulated year in about half a minute
 MAX_WAIT_S = 0.1  # the longest wait for a request: how late the end or a SIGTERM is noticed
@@ -231,8 +231,8 @@ class Replay:
 
     def describe(self) -> list[str]:
         """One line per tree saying where it is served, then one saying what is replayed."""
-        lines = [f"{role}: Groot2 on port {tree.publisher.port} (publisher {tree.publisher.port + 1}){_elsewhere(tree.publisher.access)}, "
-                 f"{len(tree.tree.times_us)} transitions" for role, tree in self.trees.items()]
+        lines = [f"{served_line(role, tree.publisher)}, {len(tree.tree.times_us)} transitions"
+                 for role, tree in self.trees.items()]
         span = (self.end_us - self.start_us) / US
         lines.append(f"replaying {self.start_us / US:g} to {self.end_us / US:g} s simulated at {self.speed:g}x "
                      f"({span / self.speed:.1f} s)" + (", again and again until interrupted" if self.loop else ""))
@@ -249,7 +249,3 @@ class Replay:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _elsewhere(access: Access) -> str:
-    """Where the ports listen, when that is not this machine's loopback alone."""
-    return "" if access.host == Access.host else f" at {access.host}"

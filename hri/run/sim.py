@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pybullet as p
@@ -137,8 +137,10 @@ class Simulation:
 
     def __init__(self, scenario: Scenario, seed: int = 0, window: Window | None = None, realtime: bool = False,
                  observers: Sequence["Observer"] = (), split: bool = False, strict: bool = False,
-                 out_dir: Path | None = None, groot2_port: int | None = None, groot2_access: Access = Access()):
+                 out_dir: Path | None = None, groot2_port: int | None = None, groot2_access: Access = Access(),
+                 say: Callable[[str], None] | None = None):
         self.scenario = scenario
+        self.say = say  # where the run tells its user what it serves (the Groot2 ports); None: nowhere
         self.groot2_port = groot2_port  # serve the trees live to Groot2 from this base port
         self.groot2_access = groot2_access  # where they listen, who may send hooks
         self.out_dir = out_dir  # events and trajectory rows go there as the run goes
@@ -237,6 +239,9 @@ class Simulation:
                            for role, host in self.trees.items()}
         if self.groot2_port is not None:
             self.live = LiveTrees(self.trees, self.groot2_port, self.now, self._flush_transitions, self.groot2_access)
+            for line in self.live.describe():
+                if self.say is not None:
+                    self.say(line)
 
         safety = scenario.safety
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
@@ -517,19 +522,20 @@ class Simulation:
 def run_scenario(scenario: Scenario, duration_s: float, seed: int = 0, window: Window | None = None,
                  realtime: bool = False, out_dir: Path | None = None,
                  observers: Sequence[Observer] = (), split: bool = False, strict: bool = False,
-                 groot2_port: int | None = None, groot2_access: Access = Access()) -> dict[str, Any]:
+                 groot2_port: int | None = None, groot2_access: Access = Access(),
+                 say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Build, run, write ``stats.json``, ``events.jsonl``, ``trajectory.csv`` and the trees'
     ``.btlog`` files (with ``out_dir``), and clean up;
     ``split``: the trees in processes of their own; ``strict``: the first safety violation
     ends the run (:class:`hri.base.errors.SafetyViolation`); ``groot2_port``: serve the trees
     live to Groot2 from that base port (:mod:`hri.run.groot2`), listening and taking hooks as
-    ``groot2_access`` says."""
+    ``groot2_access`` says, each tree's ports told to ``say`` as they open."""
     from hri.run.stats import write_run
 
     try:
         with Simulation(scenario, seed, window=window, realtime=realtime, observers=observers, split=split,
                         strict=strict, out_dir=out_dir, groot2_port=groot2_port,
-                        groot2_access=groot2_access) as sim:
+                        groot2_access=groot2_access, say=say) as sim:
             try:
                 stats = sim.run(duration_s)
             except HriError as err:

@@ -182,6 +182,18 @@ def speed_band(fraction: float) -> str:
     return SPEED_BANDS[1 + min(3, int(math.ceil(fraction * 4.0)) - 1)]
 
 
+def is_ssm(stats: dict[str, Any]) -> bool:
+    """Whether statistics (a run's, or a sum of runs') come from speed and separation
+    monitoring: its stops are ``ssm_stops``; zones mode leaves ``ssm_margin_min_m`` null."""
+    return stats.get("ssm_margin_min_m") is not None or bool(stats.get("ssm_stops"))
+
+
+def stops_key(stats: dict[str, Any]) -> str:
+    """The statistic that counts the robot's protective stops in the run's safety function:
+    ``ssm_stops`` in SSM mode, ``protective_stops`` (at rest in the stop zone) with the zones."""
+    return "ssm_stops" if is_ssm(stats) else "protective_stops"
+
+
 def _most_frequent(counts: dict[str, int]) -> dict[str, int]:
     """``counts`` with the most frequent first (ties by name: the same order in every run)."""
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
