@@ -59,7 +59,7 @@ TREES = {
                              '    <LoopInt name="Spots" queue="1;2" value="{spot}">\n'
                              '      <UnsetBlackboard key="{spot}"/>\n    </LoopInt>\n  </BehaviorTree>\n</root>\n', 4,
                              "UnsetBlackboard: port 'key': the port [spot] was initially created with type [int] "
-                             "and, later type [str] was used here"),
+                             "and, later type [str] was used here (typed by LoopInt port 'value' at "),
 }
 
 

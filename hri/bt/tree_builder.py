@@ -37,7 +37,7 @@ from hri.bt.ports import Port, PortError, reference_key
 from hri.bt.script_port import parse_or_error
 from hri.bt.tree_files import Element, model_name_problem
 from hri.bt.value_types import cpp_float, cpp_int, to_bool
-from hri.base.errors import STOPS, HriError, exception_line
+from hri.base.errors import STOPS, HriError, exception_line, shown_path
 
 EXPLICIT_KINDS = {"Action": "action", "Condition": "condition", "Control": "control", "Decorator": "decorator"}
 MAX_DEPTH = 256
@@ -65,6 +65,9 @@ class TreeBuilder:
         self._subtree_paths: set[str] = set()
         self._nodes = 0  # built so far in the tree being built
         self._beyond: Behaviour | None = None  # what stands for every node past MAX_NODES
+        # where each entry got its type from a port, to name it when a later port disagrees
+        # (keyed by the entry's id: entries live as long as the builder's trees)
+        self._typed_at: dict[int, tuple[str, str, int]] = {}
 
     @property
     def too_large(self) -> bool:
@@ -191,8 +194,13 @@ class TreeBuilder:
             if kind != "ref":
                 continue
             message = declare_entry(blackboard, key, port)
+            entry = blackboard.get_entry(key)
             if message:
-                self.error(element, f"{node_id}: port {port.name!r}: {message}")
+                first = self._typed_at.get(id(entry))
+                where = f" (typed by {first[0]} at {shown_path(first[1])}:{first[2]})" if first else ""
+                self.error(element, f"{node_id}: port {port.name!r}: {message}{where}")
+            elif entry is not None and strongly_typed(entry.type):
+                self._typed_at.setdefault(id(entry), (f"{node_id} port {port.name!r}", element.file, element.line))
 
     def build_subtree(self, element: Element, blackboard: Blackboard, stack: tuple[str, ...],
                       depth: int) -> Behaviour:
