@@ -169,14 +169,14 @@ def line_of(path: Path, text: str) -> int:
 @pytest.mark.parametrize("old, new, at, message", [
     ("    a: -0.425\n", "", "- name: shoulder_lift", "joint 'shoulder_lift': missing 'a'"),
     ("    d: 0.10915\n", "    d: .nan\n", "d: .nan", "joint 'wrist_1': d must be a finite number, got nan"),
-    ("geometry: {shape: capsule, radius: 0.045}", "geometry: {shape: capsule, radius: -0.045}",
-     "radius: -0.045", "joint 'wrist_1': geometry.radius must be positive, got -0.045"),
+    ("  geometry: {shape: capsule, radius: 0.05}", "  geometry: {shape: capsule, radius: -0.05}",
+     "radius: -0.05", "joint 'elbow': geometry.radius must be positive, got -0.05"),
     ("    limits: {position: [-2pi, 2pi], velocity: pi, acceleration: 20.0, jerk: 200.0, effort: 28.0}\n", "",
      "- name: wrist_3", "joint 'wrist_3': no limits (position, velocity, acceleration, jerk are required)"),
     ("acceleration: 20.0, ", "", "velocity: pi, jerk", "joint 'wrist_3': limits: missing 'acceleration'"),
     ("theta: -pi/2\n", "theta: -pie/2\n", "-pie/2", "joint 'shoulder_lift': theta must be a number or pi-text"),
     ("    mass: 2.33\n", "    mass: 2.33\n    mass: 0.5\n", "mass: 0.5", "joints[2]: duplicate key 'mass'"),
-    ("shape: capsule, radius: 0.04", "shape: cone, radius: 0.04", "shape: cone",
+    ("shape: capsule, radius: 0.035", "shape: cone, radius: 0.035", "shape: cone",
      "geometry.shape must be one of capsule, box, got 'cone'"),
 ])
 def test_a_bad_table_gives_one_line_at_its_place(tmp_path, old, new, at, message):
