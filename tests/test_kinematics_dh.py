@@ -167,7 +167,7 @@ def line_of(path: Path, text: str) -> int:
 
 
 @pytest.mark.parametrize("old, new, at, message", [
-    ("    a: -0.425\n", "", "- name: shoulder_lift", "joint 'shoulder_lift': missing 'a'"),
+    ("    a: -0.425\n", "", "- name: shoulder_lift", "joint 'shoulder_lift': missing the column 'a' (every joint has d, a, alpha, theta)"),
     ("    d: 0.10915\n", "    d: .nan\n", "d: .nan", "joint 'wrist_1': d must be a finite number, got nan"),
     ("  geometry: {shape: capsule, radius: 0.05}", "  geometry: {shape: capsule, radius: -0.05}",
      "radius: -0.05", "joint 'elbow': geometry.radius must be positive, got -0.05"),

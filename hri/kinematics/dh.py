@@ -57,7 +57,8 @@ MAX_FILE_BYTES = 1_000_000
 DH_KEY = re.compile(rb"^joints[ \t]*:", re.MULTILINE)
 SHAPES = ("capsule", "box")
 _LIMITS = ("position", "velocity", "acceleration", "jerk")
-_JOINT_KEYS = {"name", "d", "a", "alpha", "theta", "limits", "mass", "center_of_mass", "geometry"}
+_COLUMNS = ("d", "a", "alpha", "theta")
+_JOINT_KEYS = {"name", *_COLUMNS, "limits", "mass", "center_of_mass", "geometry"}
 _TOP_KEYS = {"name", "base_link", "tool_link", "payload_kg", "base", "joints", "service"}
 _PI_TEXT = re.compile(r"^\s*([+-]?)\s*(\d+(?:\.\d*)?)?\s*\*?\s*pi\s*(?:/\s*(\d+(?:\.\d*)?))?\s*$")
 _SPHERE_SEGMENT = 1e-9  # m: a link shorter than this in both segments is drawn as a sphere
@@ -370,6 +371,9 @@ def _read_joint(r: _Reader, node: yaml.Node, index: int) -> DhJoint:
     items = r.mapping(node, where, _JOINT_KEYS)
     name = r.text(r.required(node, items, "name", where), f"{where}.name")
     where = f"joint {name!r}"
+    for column in _COLUMNS:
+        if column not in items:
+            raise r.fail(node, f"{where}: missing the column {column!r} (every joint has {', '.join(_COLUMNS)})")
     # d and a are signed offsets along z and x (UR's a_2 and a_3 are negative), not lengths
     d = r.number(r.required(node, items, "d", where), f"{where}: d")
     a = r.number(r.required(node, items, "a", where), f"{where}: a")
