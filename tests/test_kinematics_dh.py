@@ -176,6 +176,9 @@ def line_of(path: Path, text: str) -> int:
     ("acceleration: 20.0, ", "", "velocity: pi, jerk", "joint 'wrist_3': limits: missing 'acceleration'"),
     ("theta: -pi/2\n", "theta: -pie/2\n", "-pie/2", "joint 'shoulder_lift': theta must be a number or pi-text"),
     ("    mass: 2.33\n", "    mass: 2.33\n    mass: 0.5\n", "mass: 0.5", "joints[2]: duplicate key 'mass'"),
+    ("tool_link: tool0", "tool_link: link_elbow", "tool_link: link_elbow",
+     "tool_link 'link_elbow' is also another link's name"),
+    ("  update_rate_hz: 8 ", "  update_rate_hz: 0 ", "update_rate_hz: 0", "service.update_rate_hz must be positive, got 0"),
     ("shape: capsule, radius: 0.035", "shape: cone, radius: 0.035", "shape: cone",
      "geometry.shape must be one of capsule, box, got 'cone'"),
 ])
@@ -188,6 +191,12 @@ def test_a_bad_table_gives_one_line_at_its_place(tmp_path, old, new, at, message
     if at is not None:
         assert err.line == line_of(path, at), str(err)
     assert "\n" not in str(err)
+
+
+def test_a_missing_dh_file_is_one_line(tmp_path):
+    with pytest.raises(HriError, match="cannot read: No such file or directory") as caught:
+        read_dh(tmp_path / "none.yaml")
+    assert caught.value.file == str(tmp_path / "none.yaml")
 
 
 def test_a_box_geometry_and_a_table_of_seven_joints_load_in_pybullet(tmp_path, client):

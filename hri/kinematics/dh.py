@@ -418,12 +418,10 @@ def _read_service(r: _Reader, node: yaml.Node) -> DhService:
     return DhService(name, identifiers, rate)
 
 
-def read_dh(path: str | Path) -> DhRobot:
-    """The arm of the DH file ``path``; HriError ``FILE:LINE: message`` for any mistake in it."""
-    path = Path(path)
-    r = _Reader(path)
+def _root(r: _Reader) -> yaml.Node:
+    """The file's YAML node graph: read within :data:`MAX_FILE_BYTES`, no aliases, no tags."""
     try:
-        data, problem = read_own(path, MAX_FILE_BYTES)
+        data, problem = read_own(r.path, MAX_FILE_BYTES)
     except OSError as err:
         raise HriError(f"cannot read: {err.strerror or err}", r.file) from None
     if problem is not None:
@@ -432,29 +430,43 @@ def read_dh(path: str | Path) -> DhRobot:
     if root is None:
         raise HriError("a DH file must be a YAML mapping", r.file, 1)
     check_collections(root, r.file)
-    top = r.mapping(root, "a DH file", _TOP_KEYS)
-    joints_node = r.required(root, top, "joints", "a DH file")
-    if not isinstance(joints_node, yaml.SequenceNode) or not joints_node.value:
-        raise r.fail(joints_node, "joints must be a list of at least one joint")
-    table = tuple(_read_joint(r, n, i) for i, n in enumerate(joints_node.value))
+    return root
+
+
+def _read_table(r: _Reader, node: yaml.Node) -> tuple[DhJoint, ...]:
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        raise r.fail(node, "joints must be a list of at least one joint")
+    table = tuple(_read_joint(r, n, i) for i, n in enumerate(node.value))
     names = [j.name for j in table]
     for i, name in enumerate(names):
         if name in names[:i]:
-            raise r.fail(joints_node.value[i], f"joint {name!r}: a second joint with this name")
-    base_node = r.required(root, top, "base", "a DH file")
-    base = r.mapping(base_node, "base", {"mass", "radius", "height"})
-    base_mass, base_radius = (r.number(r.required(base_node, base, k, "base"), f"base.{k}", positive=True)
-                              for k in ("mass", "radius"))
-    base_height = r.number(r.required(base_node, base, "height", "base"), "base.height", least=0.0)
+            raise r.fail(node.value[i], f"joint {name!r}: a second joint with this name")
+    return table
+
+
+def _read_base(r: _Reader, node: yaml.Node) -> tuple[float, float, float]:
+    """The base's mass, radius and height."""
+    base = r.mapping(node, "base", {"mass", "radius", "height"})
+    mass, radius = (r.number(r.required(node, base, k, "base"), f"base.{k}", positive=True) for k in ("mass", "radius"))
+    return mass, radius, r.number(r.required(node, base, "height", "base"), "base.height", least=0.0)
+
+
+def read_dh(path: str | Path) -> DhRobot:
+    """The arm of the DH file ``path``; HriError ``FILE:LINE: message`` for any mistake in it."""
+    r = _Reader(Path(path))
+    root = _root(r)
+    top = r.mapping(root, "a DH file", _TOP_KEYS)
+    table = _read_table(r, r.required(root, top, "joints", "a DH file"))
+    base = _read_base(r, r.required(root, top, "base", "a DH file"))
     base_link, tool_link, name = (r.text(r.required(root, top, k, "a DH file"), k)
                                   for k in ("base_link", "tool_link", "name"))
-    reserved = {f"link_{n}" for n in names}
+    reserved = {f"link_{j.name}" for j in table}
     for key, link in (("base_link", base_link), ("tool_link", tool_link)):
         if link in reserved or base_link == tool_link:
             raise r.fail(top[key][1], f"{key} {link!r} is also another link's name")
     payload = r.number(r.required(root, top, "payload_kg", "a DH file"), "payload_kg", least=0.0)
     service = _read_service(r, top["service"][1]) if "service" in top else None
-    return DhRobot(name, path, base_link, tool_link, payload, base_mass, base_radius, base_height, table, service)
+    return DhRobot(name, r.path, base_link, tool_link, payload, *base, table, service)
 
 
 def shipped_dh_path(name: str) -> Path:
