@@ -2,7 +2,8 @@
 
 A ``.xml`` file is a tree; a ``.yaml``/``.yml`` file is a tree when its top level has the key
 ``BTCPP_format`` (the YAML tree format, ``hri.bt.yaml_format``), an animation clip when it has
-the key ``keyframes`` (``hri.actor.clip_check.check_clip``), else a scenario.
+the key ``keyframes`` (``hri.actor.clip_check.check_clip``), a robot arm's Denavit-Hartenberg
+table when it has the key ``joints`` (``hri.kinematics.dh.read_dh``), else a scenario.
 
 Besides errors, a valid tree is checked for blackboard entries it reads but nothing writes
 (:mod:`hri.bt.keys`): a :class:`~hri.bt.keys.TreeWarning` ``FILE:LINE: warning: ...``. For a
@@ -47,6 +48,8 @@ def validate_files(paths: list[Path], plugins: Sequence[str] = ()) -> list[HriEr
             problems.extend(validate_tree(str(path), registry))
         elif path.suffix.lower() in (".yaml", ".yml") and _is_clip(path):
             problems.extend(_validate_clip(path))
+        elif path.suffix.lower() in (".yaml", ".yml") and _is_dh_table(path):
+            problems.extend(_validate_dh_table(path))
         elif path.suffix.lower() in (".yaml", ".yml"):
             problems.extend(_validate_scenario(path, registry, plugins))
         else:
@@ -113,6 +116,26 @@ def _is_clip(path: Path) -> bool:
         return bool(_CLIP_KEY.search(_head(path)))
     except OSError:
         return False  # the scenario loader reports the unreadable file
+
+
+def _is_dh_table(path: Path) -> bool:
+    """True for a robot arm's Denavit-Hartenberg file: a top-level key ``joints``."""
+    from hri.kinematics.dh import DH_KEY
+
+    try:
+        return bool(DH_KEY.search(_head(path)))
+    except OSError:
+        return False  # the scenario loader reports the unreadable file
+
+
+def _validate_dh_table(path: Path) -> list[HriError]:
+    from hri.kinematics.dh import read_dh
+
+    try:
+        read_dh(path)
+    except HriError as err:
+        return [err]
+    return []
 
 
 def _validate_clip(path: Path) -> list[HriError]:

@@ -19,12 +19,15 @@ Example (``python -m hri.kinematics`` runs a longer one)::
     line = cartesian_line(tool, ((x + 0.05, y, z), quat), v_max=0.25, a_max=1.0, rate_hz=50)
 
 Modules: :mod:`~hri.kinematics.transforms` (rotations, 4x4 transforms, pose conversions),
-:mod:`~hri.kinematics.urdf` (reading joints), :mod:`~hri.kinematics.chain` (:class:`Chain`:
+:mod:`~hri.kinematics.urdf` (reading joints), :mod:`~hri.kinematics.dh` (an arm from a
+Denavit-Hartenberg table: :func:`read_dh`, :func:`shipped_dh`; its chain and its URDF body),
+:mod:`~hri.kinematics.chain` (:class:`Chain`:
 forward kinematics, Jacobian), :mod:`~hri.kinematics.ik` (:func:`solve`, :class:`IkResult`),
 :mod:`~hri.kinematics.interpolate` (:func:`cartesian_line`, :func:`joint_path`).
 """
 
 from hri.kinematics.chain import Chain
+from hri.kinematics.dh import DhRobot, dh_forward, read_dh, shipped_dh, shipped_dh_path
 from hri.kinematics.ik import IkResult, IkSettings, solve, solve_path
 from hri.kinematics.interpolate import (CartesianPath, JointPath, Trapezoid, cartesian_line,
                                         cartesian_waypoints, joint_path, sample_times, trapezoid)
@@ -33,8 +36,9 @@ from hri.kinematics.transforms import (PoseLike, PoseTuple, geometry_pose, inver
 from hri.kinematics.urdf import JointSpec, UrdfModel, read_urdf
 
 __all__ = [
-    "CartesianPath", "Chain", "IkResult", "IkSettings", "JointPath", "JointSpec", "PoseLike",
+    "CartesianPath", "Chain", "DhRobot", "IkResult", "IkSettings", "JointPath", "JointSpec", "PoseLike",
     "PoseTuple", "Trapezoid", "UrdfModel", "cartesian_line", "cartesian_waypoints",
-    "geometry_pose", "invert", "joint_path", "pose_error", "pose_matrix", "pose_tuple",
-    "read_urdf", "sample_times", "solve", "solve_path", "transform", "trapezoid",
+    "dh_forward", "geometry_pose", "invert", "joint_path", "pose_error", "pose_matrix", "pose_tuple",
+    "read_dh", "read_urdf", "sample_times", "shipped_dh", "shipped_dh_path", "solve", "solve_path",
+    "transform", "trapezoid",
 ]

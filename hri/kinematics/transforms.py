@@ -42,6 +42,17 @@ def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
     ])
 
 
+def matrix_rpy(r: np.ndarray) -> tuple[float, float, float]:
+    """The URDF roll-pitch-yaw of the rotation ``r`` (inverse of :func:`rpy_matrix`).
+
+    At pitch +-pi/2 (gimbal lock) roll and yaw turn about one axis: roll is taken as 0.
+    """
+    pitch = math.atan2(-r[2, 0], math.hypot(r[0, 0], r[1, 0]))
+    if math.hypot(r[0, 0], r[1, 0]) < 1e-12:
+        return 0.0, pitch, math.atan2(-r[0, 1], r[1, 1])
+    return math.atan2(r[2, 1], r[2, 2]), pitch, math.atan2(r[1, 0], r[0, 0])
+
+
 def axis_angle_matrix(axis: Sequence[float], angle: float) -> np.ndarray:
     """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues)."""
     k = skew(axis)
