@@ -19,7 +19,7 @@ from hri.bt.render import build_draw_tree, render_file
 from hri.bt.status import IDLE, IDLE_FROM, STATUS_COLOURS, STATUS_NAMES, NodeState, TreeStatusLog, preorder, statuses_at
 from hri.view.terminal_view import CHECK_EVERY_STEPS, TreeView, TreesView, visible_lines
 from hri.bt.xml_loader import load_document
-from hri.base.errors import HriError
+from hri.base.errors import HriError, shown_path
 
 ROOT = Path(__file__).parent.parent
 TREES = ROOT / "trees"
@@ -200,9 +200,10 @@ def test_render_refuses_a_changed_tree_file(run_dir, tmp_path):
 
 
 def test_render_run_errors_are_one_line(run_dir, tmp_path):
-    other = str(TREES / "collaboration_robot.xml")
-    error = _one_error_line(hri("render", other, "--run", str(run_dir), "--at", "10"))
-    assert error.startswith(f"{other}: the run has no tree from this file") and "coexistence_robot.xml" in error
+    other = TREES / "collaboration_robot.xml"
+    error = _one_error_line(hri("render", str(other), "--run", str(run_dir), "--at", "10"))
+    shown = shown_path(other)  # hri() runs in this folder: the form the command uses
+    assert error.startswith(f"{shown}: the run has no tree from this file") and "coexistence_robot.xml" in error
     assert _one_error_line(hri("render", ROBOT_XML, "--run", str(tmp_path / "none"), "--at", "1")).endswith(
         "no such run directory")
     cases = {  # the same errors, without starting a process for each

@@ -31,7 +31,7 @@ from hri.bt.status import (IDLE, IDLE_FROM, STATUS_COLOURS, read_run_events, run
 from hri.bt.tree_builder import EXPLICIT_KINDS, MAX_DEPTH
 from hri.bt.tree_files import Element
 from hri.bt.xml_loader import select_tree
-from hri.base.errors import HriError
+from hri.base.errors import HriError, shown_path
 from hri.base.files import check_new_file, write_atomic
 from hri.base.untrusted import OUTPUT_MAX_BYTES, Missing, Unreadable, read_inside
 
@@ -184,7 +184,7 @@ def _legend_for(path: str, events: list[dict], run_dir: Path) -> dict:
         for legend in legends:
             if same(Path(legend["file"]).resolve()):
                 return legend
-    trees = ", ".join(f"{e['tree']} {e['file']}" for e in legends)
+    trees = ", ".join(f"{e['tree']} {shown_path(e['file'])}" for e in legends)
     raise HriError(f"the run has no tree from this file (its trees: {trees})", path)
 
 
