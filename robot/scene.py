@@ -2,7 +2,7 @@
 
 :class:`PlanningScene` owns a ``p.DIRECT`` PyBullet client that nothing else touches.
 It answers the planner's geometric questions without disturbing the simulation:
-inverse kinematics for the ``tool0`` pose (the shared kinematics core, :mod:`hri.kinematics`,
+inverse kinematics for the tool link's pose (the shared kinematics core, :mod:`hri.kinematics`,
 on the same URDF chain), joint-limit and collision checks of a configuration (against the
 static obstacles and the arm itself) and of a straight joint-space segment, and a
 configuration-independent bound of any robot point's speed.
@@ -20,6 +20,7 @@ import pybullet as p
 
 from hri.base.geometry import Pose
 from hri.kinematics import Chain, IkSettings, solve
+from hri.robot.model import ArmModel
 
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
 
@@ -74,24 +75,27 @@ class JointModel:
     num_links: int
 
 
-def read_joint_model(client: int, body: int) -> JointModel:
-    """The revolute joints (in chain order) and the index of the ``tool0`` link."""
+def read_joint_model(client: int, body: int, arm: ArmModel) -> JointModel:
+    """The revolute joints of ``arm``'s chain (in chain order) and the index of its tool link;
+    joints off the chain (a gripper's fingers) are left to their default motors."""
     indices, names, lower, upper, vel, effort = [], [], [], [], [], []
     tool_link = -1
     count = p.getNumJoints(body, physicsClientId=client)
+    chain = set(arm.joints)
     for j in range(count):
         info = p.getJointInfo(body, j, physicsClientId=client)
-        if info[2] == p.JOINT_REVOLUTE:
+        if info[2] == p.JOINT_REVOLUTE and info[1].decode() in chain:
             indices.append(j)
             names.append(info[1].decode())
             lower.append(info[8])
             upper.append(info[9])
             effort.append(info[10])
             vel.append(info[11])
-        if info[12].decode() == "tool0":
+        if info[12].decode() == arm.tool_link:
             tool_link = j
-    if tool_link < 0:
-        raise ValueError("the robot URDF has no link named 'tool0'")
+    if tool_link < 0 or tuple(names) != arm.joints:  # resolve_model checked the file: not this body
+        raise ValueError(f"{arm.urdf.name}: the body has joints {names} and tool link index {tool_link}, "
+                         f"the chain {arm.base_link}..{arm.tool_link} joints {list(arm.joints)}")
     return JointModel(tuple(indices), tuple(names), np.array(lower), np.array(upper),
                       np.array(vel), np.array(effort), tool_link, count)
 
@@ -105,19 +109,19 @@ def quaternion_angle(q1: Sequence[float], q2: Sequence[float]) -> float:
 class PlanningScene:
     """A private DIRECT client with the arm at ``base_pose`` and the static obstacles."""
 
-    def __init__(self, urdf_path: Path, base_pose: Pose,
+    def __init__(self, arm: ArmModel, base_pose: Pose,
                  build_obstacles: Callable[[int], list[int]], home: np.ndarray,
                  collision_margin: float, self_collision_margin: float) -> None:
         self.client = p.connect(p.DIRECT)
-        self.body = load_arm(self.client, urdf_path, base_pose)
-        self.model = read_joint_model(self.client, self.body)
+        self.body = load_arm(self.client, arm.urdf, base_pose)
+        self.model = read_joint_model(self.client, self.body, arm)
         self._joints = list(self.model.indices)
         self._zero_velocity = [[0.0]] * len(self._joints)
-        self.chain = Chain.from_urdf(urdf_path, "base_link", "tool0",
+        self.chain = Chain.from_urdf(arm.urdf, arm.root, arm.tool_link,
                                      base_pose=(base_pose.position, base_pose.orientation))
         if self.chain.joint_names != self.model.names:
-            raise ValueError(f"{urdf_path}: the chain base_link..tool0 has joints {self.chain.joint_names}, "
-                             f"the body {self.model.names}")
+            raise ValueError(f"{arm.urdf}: the chain {arm.base_link}..{arm.tool_link} has joints "
+                             f"{self.chain.joint_names}, the body {self.model.names}")
         self.obstacles = list(build_obstacles(self.client))
         self.margin = float(collision_margin)
         self.self_margin = float(self_collision_margin)
@@ -151,7 +155,7 @@ class PlanningScene:
 
     def solve_ik(self, target: Pose, seeds: Sequence[np.ndarray], position_tolerance: float,
                  orientation_tolerance: float, enough: int = 2) -> np.ndarray | None:
-        """A collision-free configuration placing tool0 at ``target``, or None.
+        """A collision-free configuration placing the tool link at ``target``, or None.
 
         The shared kinematics core (:func:`hri.kinematics.solve`) solves from each
         seed in turn for the joint values nearest that seed; the first seed (the current

@@ -223,7 +223,8 @@ class Simulation:
         self.server = ActorServer(link.server_endpoint())
         robot_config = replace(scenario.robot.config, seed=int(planner_seed.generate_state(1)[0]))
         self.robot = RobotArm(self.client, scenario.robot.base,
-                              lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config)
+                              lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config,
+                              scenario.robot.model)
         self.called = CalledFlag(self.events.emit, self.now)
         self.parts = PartManager(self.client, scenario.parts, scenario.areas, furniture,
                                  scenario.furniture, np.random.default_rng(parts_seed), self._world_events)

@@ -38,6 +38,7 @@ from hri.workcell.layout import Room
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
+    from hri.robot.model import ArmModel
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -49,7 +50,8 @@ _SCHEMA: dict[str, Any] = {
     "simulation": {"duration_s": float, "physics_rate_hz": float, "tree_rate_hz": float, "person_rate_hz": float},
     "room": {"size": list, "wall_height": float},
     "furniture": "any",
-    "robot": {"base": "pose", "reduced_velocity": float, "config": "any"},
+    "robot": {"base": "pose", "reduced_velocity": float, "config": "any", "model": str, "base_link": str,
+              "tool_link": str},
     "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float},
     "zones": {"warning": list, "stop": list},
     "areas": "any",
@@ -257,7 +259,8 @@ def build_scenario(document: Document, file: str) -> Scenario:
     poses = {name: _read_pose(f"poses.{name}", spec, fail) for name, spec in (data.get("poses") or {}).items()}
     base = _read_pose("robot.base", data["robot"]["base"], fail)
     start = _read_pose("person.start", data["person"]["start"], fail)
-    robot_config = _read_robot_config(data["robot"].get("config"), fail)
+    arm = _read_robot_model(data["robot"], document.path.parent, fail)
+    robot_config = _read_robot_config(data["robot"].get("config"), arm, fail)
     net = _read_net(data.get("net"), fail)
     faults = _read_faults(data.get("faults"), fail)
     check_workcell(data, fail)
@@ -269,7 +272,7 @@ def build_scenario(document: Document, file: str) -> Scenario:
         path=document.path, name=data["name"],
         simulation=SimulationSettings(**{key: float(value) for key, value in simulation.items()}),
         room=room, furniture=read_furniture(data, fail),
-        robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config),
+        robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config, arm),
         person=PersonSetup(start, float(person["walk_stride_m"]), float(person.get("clearance_m", CLEARANCE_M))),
         zones=zones, areas=areas, poses=poses, trees=trees,
         safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail),
@@ -444,27 +447,61 @@ def _area(points: Any, name: str) -> Area:
     return Area(corners, name)
 
 
-def _read_robot_config(config: Any, fail: Fail) -> RobotConfig:
-    """``robot.config``: the arm's parameters (:class:`hri.robot.arm.RobotConfig`)."""
+def _read_robot_model(robot: dict, folder: Path, fail: Fail) -> ArmModel:
+    """``robot.model``, ``robot.base_link``, ``robot.tool_link``: which arm, and the links its
+    chain runs between (:func:`hri.robot.model.resolve_model`)."""
+    from hri.robot.model import DEFAULT_MODEL, resolve_model
+
+    try:
+        return resolve_model(robot.get("model", DEFAULT_MODEL), folder, robot.get("base_link"),
+                             robot.get("tool_link"))
+    except ValueError as err:
+        message = str(err)
+        key = next((k for k in ("robot.base_link", "robot.tool_link") if message.startswith(k + ":")), None)
+        if key is None:
+            fail(f"robot.model: {message}", "robot.model" if "model" in robot else "robot")
+        fail(message, key if key.split(".")[1] in robot else "robot.model")
+
+
+def _read_robot_config(config: Any, arm: ArmModel, fail: Fail) -> RobotConfig:
+    """``robot.config``: the arm's parameters (:class:`hri.robot.arm.RobotConfig`); the
+    per-joint ones default to the shipped arm's, and a model that is not shipped must set them
+    (its file gives position and velocity limits, not these)."""
     from dataclasses import fields
 
-    from hri.robot.arm import RobotConfig, parse_parameter
+    from hri.robot.arm import PER_JOINT, RobotConfig, parse_parameter
 
-    if config is None:
-        return RobotConfig()
-    if not isinstance(config, dict):
+    if config is not None and not isinstance(config, dict):
         fail(f"'robot.config' must be a mapping, got {brief(config)}", "robot.config")
+    config = config or {}
     known = {f.name for f in fields(RobotConfig)}
-    values = {}
+    values: dict[str, Any] = dict(arm.settings)
+    missing = [name for name in PER_JOINT if name not in values and name not in config]
+    if missing:
+        fail(f"robot.config.{missing[0]}: the robot model {arm.name} gives no {missing[0]}; set robot.config's "
+             f"{', '.join(missing)} (one value, or {arm.joint_count}: one per joint)", "robot.model")
     for name, value in config.items():
         key = f"robot.config.{name}"
         if name not in known:
             fail(f"unknown key '{key}' (known: {', '.join(sorted(known))})", key)
         try:
-            values[name] = parse_parameter(name, value)
+            values[name] = parse_parameter(name, value, arm.joint_count)
         except ValueError as err:
             fail(f"{key} {err}", key)
+    _check_home(values["home"], arm, fail)
     return RobotConfig(**values)
+
+
+def _check_home(home: tuple[float, ...], arm: ArmModel, fail: Fail) -> None:
+    """The home pose lies within the model's joint limits."""
+    from hri.kinematics.urdf import read_urdf
+
+    joints = {joint.name: joint for joint in read_urdf(arm.urdf).path(arm.root, arm.tool_link)}
+    for name, q in zip(arm.joints, home):
+        joint = joints[name]
+        if not joint.lower <= q <= joint.upper:
+            fail(f"robot.config.home: {q:g} rad for joint {name!r} is outside its limits "
+                 f"{joint.lower:g}..{joint.upper:g} ({arm.urdf.name})", "robot.config.home")
 
 
 def _read_net(net: Any, fail: Fail) -> NetworkQuality:

@@ -22,6 +22,7 @@ from hri.workcell.layout import Furniture, PartsSettings, Room
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
+    from hri.robot.model import ArmModel
 
 ROLES = ("person", "robot")
 #: the service network's channels in a run, one per service (docs/network.md), which ``net``
@@ -66,11 +67,13 @@ class SimulationSettings:
 
 @dataclass(frozen=True)
 class RobotSetup:
-    """``robot``: where it is mounted, its velocity fraction in the warning zone, its settings."""
+    """``robot``: where it is mounted, its velocity fraction in the warning zone, its settings
+(their per-joint values one per joint of ``model``), which arm it is."""
 
     base: Pose
     reduced_velocity: float
     config: RobotConfig
+    model: ArmModel
 
 
 @dataclass(frozen=True)

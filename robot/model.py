@@ -1,0 +1,209 @@
+"""Which arm a scenario's robot is: ``robot.model`` resolved to a URDF file and the links that
+bound its chain.
+
+``robot.model`` is a shipped robot's name (:data:`SHIPPED`) or a file, relative to the scenario,
+whose kind its name's ending tells (:data:`KINDS`). A kind is a function that gives the URDF the
+simulation loads for the file: a ``.urdf`` is loaded as it is; another description of an arm
+(a Denavit–Hartenberg table, say) is one more entry of :data:`KINDS`, a function that writes its
+URDF and returns its path. A shipped robot is a file of some kind plus the settings its file
+does not carry (the base and tool links, a home pose, acceleration and jerk limits).
+
+:func:`resolve_model` checks what it can without a physics client: the file exists and parses,
+the base and tool links exist, a chain of revolute joints joins them, and every one of those
+joints has position and velocity limits. Messages are ``ValueError`` texts the scenario loader
+puts at the key's line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.resources
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hri.base.errors import shown_path
+from hri.kinematics.urdf import JointSpec, UrdfModel, read_urdf
+
+#: the model a scenario without ``robot.model`` runs
+DEFAULT_MODEL = "lbr_iisy"
+
+
+def _urdf_file(path: Path) -> Path:
+    """A URDF is loaded as it is."""
+    return path
+
+
+#: file kind (how the file's name ends) -> the function giving the URDF to load for such a file
+KINDS: dict[str, Callable[[Path], Path]] = {".urdf": _urdf_file}
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A robot hri ships: where its file is, its base and tool links, and the per-joint
+    settings (``robot.config`` keys: ``home``, ``max_acceleration``, ``max_jerk``) that its file
+    does not give, each a tuple with one value per joint."""
+
+    locate: Callable[[], Path]
+    base_link: str
+    tool_link: str
+    settings: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+
+def _asset(name: str) -> Callable[[], Path]:
+    """A file of ``assets/robot`` as the installed package holds it."""
+    return lambda: Path(str(importlib.resources.files("hri.assets") / "robot" / name))
+
+
+def _pybullet_data(name: str) -> Callable[[], Path]:
+    """A file of the data PyBullet installs with itself (``pybullet_data``)."""
+    def locate() -> Path:
+        import pybullet_data
+
+        return Path(pybullet_data.getDataPath()) / name
+    return locate
+
+
+#: the LBR iisy's settings (rad, rad/s^2, rad/s^3): elbow up, tool pointing down over the table
+#: in front of the robot
+LBR_IISY_SETTINGS = {
+    "home": (0.0, 0.2, 2.0, 0.0, math.pi - 2.2, 0.0),
+    "max_acceleration": (8.0, 8.0, 10.0, 15.0, 15.0, 20.0),
+    "max_jerk": (80.0, 80.0, 100.0, 150.0, 150.0, 200.0),
+}
+
+#: the Franka Panda of pybullet_data (franka_panda/panda.urdf: position and velocity limits,
+#: link masses). Acceleration and jerk are the controller limits Franka Emika publishes for the
+#: arm ("Robot and interface specifications", joint space: q_ddot_max 15, 7.5, 10, 12.5, 15, 20,
+#: 20 rad/s^2; q_dddot_max 7500, 3750, 5000, 6250, 7500, 10000, 10000 rad/s^3), taken at a
+#: tenth of the jerk, as the LBR iisy's are held well below its hardware's. Home: the tool
+#: pointing down in front of the base, elbow up.
+PANDA_SETTINGS = {
+    "home": (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4),
+    "max_acceleration": (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0),
+    "max_jerk": (750.0, 375.0, 500.0, 625.0, 750.0, 1000.0, 1000.0),
+}
+
+#: name -> a robot hri ships (``robot.model: NAME``); a shipped DH table is one more entry whose
+#: file is of a kind in :data:`KINDS`
+SHIPPED: dict[str, Shipped] = {
+    "lbr_iisy": Shipped(_asset("lbr_iisy.urdf"), "base_link", "tool0", LBR_IISY_SETTINGS),
+    "panda": Shipped(_pybullet_data("franka_panda/panda.urdf"), "panda_link0", "panda_grasptarget", PANDA_SETTINGS),
+}
+
+#: the ``robot.config`` keys with one value per joint, which a model that is not shipped must set
+PER_JOINT = ("home", "max_acceleration", "max_jerk")
+
+
+@dataclass(frozen=True)
+class ArmModel:
+    """A resolved ``robot.model``: the URDF to load, the links its chain runs between, the
+    names of the chain's revolute joints, and the per-joint settings the model brings."""
+
+    name: str  # as the scenario gives it
+    urdf: Path
+    base_link: str
+    tool_link: str
+    joints: tuple[str, ...]
+    root: str  # the URDF's root link, which PyBullet mounts at robot.base: the chain starts there
+    settings: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False)
+
+    @property
+    def joint_count(self) -> int:
+        return len(self.joints)
+
+
+def model_kind(path: Path) -> str | None:
+    """The kind (a key of :data:`KINDS`) of the file ``path``, None when none fits."""
+    name = path.name.lower()
+    fits = [kind for kind in KINDS if name.endswith(kind)]
+    return max(fits, key=len) if fits else None  # ".dh.yaml" before ".yaml"
+
+
+def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_link: str | None = None,
+                  tool_link: str | None = None) -> ArmModel:
+    """``robot.model`` ``spec`` (a shipped name, or a file relative to ``folder``) with the
+    scenario's links (None: the shipped robot's, or for a file its root and its only leaf).
+    ValueError with a message that starts with what is wrong."""
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"must be a shipped robot ({', '.join(SHIPPED)}) or a file, got {spec!r}")
+    shipped = SHIPPED.get(spec)
+    if shipped is not None:
+        urdf = _to_urdf(shipped.locate())
+        settings = shipped.settings
+        base_link, tool_link = base_link or shipped.base_link, tool_link or shipped.tool_link
+    else:
+        urdf, settings = _to_urdf(_model_file(spec, folder)), {}
+    model = _read(urdf)
+    joints = _chain(model, urdf, base_link, tool_link)
+    base = base_link or model.root
+    _check_mounted(model, urdf, base)
+    tool = tool_link or (joints[-1].child if joints else base)
+    revolute = tuple(joint.name for joint in joints if joint.kind == "revolute")
+    if not revolute:
+        raise ValueError(f"{urdf.name}: no revolute joint from {base!r} to {tool!r}")
+    return ArmModel(spec, urdf, base, tool, revolute, model.root, dict(settings))
+
+
+def _check_mounted(model: UrdfModel, urdf: Path, base: str) -> None:
+    """The base link is the root or fixed to it: PyBullet mounts the root at ``robot.base``."""
+    moving = [joint.name for joint in model.path(model.root, base) if joint.kind != "fixed"]
+    if moving:
+        raise ValueError(f"robot.base_link: {base!r} moves with joint {moving[0]!r} of {urdf.name}; the base "
+                         f"link must be the root link {model.root!r} or fixed to it")
+
+
+def _model_file(spec: str, folder: Path | None) -> Path:
+    path = Path(spec) if folder is None else folder / spec
+    if model_kind(path) is None:
+        close = difflib.get_close_matches(spec, list(SHIPPED), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise ValueError(f"unknown robot {spec!r} ({hint}shipped: {', '.join(SHIPPED)}; or a file "
+                         f"ending in {', '.join(KINDS)}, relative to the scenario)")
+    if not path.is_file():
+        raise ValueError(f"no such file {spec!r} ({shown_path(path.resolve())})")
+    return path.resolve()
+
+
+def _to_urdf(path: Path) -> Path:
+    kind = model_kind(path)
+    if kind is None:
+        raise ValueError(f"{path.name}: not a robot model ({', '.join(KINDS)})")
+    return KINDS[kind](path)
+
+
+def _read(urdf: Path) -> UrdfModel:
+    try:
+        return read_urdf(urdf)
+    except OSError as err:
+        raise ValueError(f"cannot read {urdf.name}: {err.strerror or err}") from None
+    except Exception as err:  # the XML parser's and the URDF reader's errors
+        raise ValueError(f"{urdf.name}: not a URDF robot ({err})") from None
+
+
+def _chain(model: UrdfModel, urdf: Path, base_link: str | None, tool_link: str | None) -> list[JointSpec]:
+    """The joints from the base link to the tool link, each revolute one with its limits."""
+    for key, link in (("base_link", base_link), ("tool_link", tool_link)):
+        if link is not None and link not in model.links:
+            close = difflib.get_close_matches(link, list(model.links), n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"links: {', '.join(model.links)}"
+            raise ValueError(f"robot.{key}: {urdf.name} has no link {link!r} ({hint})")
+    try:
+        joints = model.path(base_link, tool_link)
+    except ValueError as err:
+        raise ValueError(f"robot.tool_link: {str(err).removeprefix(model.name + ': ')} in {urdf.name}") from None
+    for joint in joints:
+        if joint.kind not in ("revolute", "fixed"):
+            raise ValueError(f"{urdf.name}: joint {joint.name!r} is {joint.kind}: the arm's chain takes "
+                             "revolute and fixed joints")
+        if joint.kind == "revolute" and not _limited(joint):
+            raise ValueError(f"{urdf.name}: joint {joint.name!r} has no position and velocity limits "
+                             "(<limit lower upper velocity>)")
+    return joints
+
+
+def _limited(joint: JointSpec) -> bool:
+    return (math.isfinite(joint.lower) and math.isfinite(joint.upper) and joint.lower < joint.upper
+            and math.isfinite(joint.velocity) and joint.velocity > 0.0)
