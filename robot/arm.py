@@ -1,6 +1,6 @@
 """The robot arm in the simulation: the public API the robot's tree nodes and the loop use.
 
-:class:`RobotArm` loads the scenario's arm (:class:`~hri.robot.model.ArmModel`, the LBR iisy
+:class:`RobotArm` loads the scenario's arm (:class:`~hri.kinematics.arm_model.ArmModel`, the LBR iisy
 by default) into the simulation client and a second copy into a private planning client
 (:class:`~hri.robot.scene.PlanningScene`). ``move_to`` plans (IK for the tool link's pose,
 then a collision-free joint path), ``step`` advances the
@@ -26,7 +26,7 @@ import numpy as np
 import pybullet as p
 
 from hri.base.geometry import Pose
-from hri.robot.model import DEFAULT_MODEL, LBR_IISY_SETTINGS, ArmModel, resolve_model
+from hri.kinematics.arm_model import DEFAULT_MODEL, LBR_IISY_SETTINGS, ArmModel, resolve_model
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
 from hri.robot.scene import PlanningScene, load_arm, read_joint_model
@@ -125,7 +125,7 @@ def parse_parameter(name: str, value: Any, joints: int = 6) -> Any:
 class RobotConfig:
     """The robot's scenario parameters (SI units, radians)."""
 
-    # per joint; the defaults are the LBR iisy's (hri.robot.model.SHIPPED has each shipped arm's)
+    # per joint; the defaults are the LBR iisy's (hri.kinematics.arm_model.SHIPPED has each shipped arm's)
     max_acceleration: tuple[float, ...] = LBR_IISY_SETTINGS["max_acceleration"]  # rad/s^2
     max_jerk: tuple[float, ...] = LBR_IISY_SETTINGS["max_jerk"]                  # rad/s^3
     velocity_fraction: float = 1.0          # initial fraction of the joint speed limits

@@ -20,7 +20,7 @@ import pybullet as p
 
 from hri.base.geometry import Pose
 from hri.kinematics import Chain, IkSettings, solve
-from hri.robot.model import ArmModel
+from hri.kinematics.arm_model import ArmModel
 
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
 
@@ -395,7 +395,42 @@ class PlanningScene:
                 if k > i:
                     along += self._length(origins[k] - origins[k - 1], axes[i] if about_axes and k == i + 1 else None)
                 reach[i, chain[k]] = along + radii[k]
+        self._add_links_off_chain(reach, chain, origins, radii)
         return reach
+
+    def _add_links_off_chain(self, reach: np.ndarray, chain: list[int], origins: list[np.ndarray],
+                             radii: list[float]) -> None:
+        """Links that hang off the chain (a hand beside the tool frame, its fingers) move with
+        the chain link they hang from: their points are as far from each joint as that link's
+        origin plus their own distance from it (AABB at home, plus the travel of the joints
+        between, a finger's opening). In place; none on an arm whose links are all its chain's."""
+        moving = {link: n for n, link in enumerate(chain)}
+        for link in range(self.model.num_links):
+            if link in moving:
+                continue
+            anchor, travel = self._anchor(link, moving)
+            if anchor is None:
+                continue  # hangs from the base: does not move
+            lo, hi = p.getAABB(self.body, link, physicsClientId=self.client)
+            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+            extra = float(np.max(np.linalg.norm(corners - origins[anchor], axis=1))) + travel
+            for i in range(min(anchor + 1, len(self.model.indices))):
+                reach[i, link] = reach[i, chain[anchor]] - radii[anchor] + extra
+
+    def _anchor(self, link: int, moving: dict[int, int]) -> tuple[int | None, float]:
+        """The position in the chain of the chain link ``link`` hangs from (None: the base), and
+        how much farther the joints between may take it than it is at home: a prismatic joint
+        its range, another moving joint the link's AABB diagonal (a turn of it)."""
+        travel = 0.0
+        while link >= 0 and link not in moving:
+            info = p.getJointInfo(self.body, link, physicsClientId=self.client)
+            if info[2] == p.JOINT_PRISMATIC:
+                travel += max(0.0, info[9] - info[8])
+            elif info[2] != p.JOINT_FIXED:
+                lo, hi = p.getAABB(self.body, link, physicsClientId=self.client)
+                travel += float(np.linalg.norm(np.subtract(hi, lo)))
+            link = info[16]
+        return (moving[link] if link >= 0 else None), travel
 
     @staticmethod
     def _length(offset: np.ndarray, axis: np.ndarray | None) -> float:

@@ -38,7 +38,7 @@ from hri.workcell.layout import Room
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
-    from hri.robot.model import ArmModel
+    from hri.kinematics.arm_model import ArmModel
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -449,8 +449,8 @@ def _area(points: Any, name: str) -> Area:
 
 def _read_robot_model(robot: dict, folder: Path, fail: Fail) -> ArmModel:
     """``robot.model``, ``robot.base_link``, ``robot.tool_link``: which arm, and the links its
-    chain runs between (:func:`hri.robot.model.resolve_model`)."""
-    from hri.robot.model import DEFAULT_MODEL, resolve_model
+    chain runs between (:func:`hri.kinematics.arm_model.resolve_model`)."""
+    from hri.kinematics.arm_model import DEFAULT_MODEL, resolve_model
 
     try:
         return resolve_model(robot.get("model", DEFAULT_MODEL), folder, robot.get("base_link"),

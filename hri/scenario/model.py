@@ -22,7 +22,7 @@ from hri.workcell.layout import Furniture, PartsSettings, Room
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
-    from hri.robot.model import ArmModel
+    from hri.kinematics.arm_model import ArmModel
 
 ROLES = ("person", "robot")
 #: the service network's channels in a run, one per service (docs/network.md), which ``net``
