@@ -91,6 +91,16 @@ def test_a_file_kind_is_one_entry_of_the_lookup(tmp_path, monkeypatch):
         resolve_model("two.tabel", tmp_path)
 
 
+def test_power_and_force_limiting_takes_the_masses_from_the_model_or_the_scenario():
+    assert load_scenario("coexistence").robot.moving_mass_kg == pytest.approx(27.001)  # the URDF's
+    assert load_scenario("coexistence_panda").robot.moving_mass_kg == pytest.approx(15.06)
+    assert load_scenario("cooperation").robot.payload_kg == 0.3  # one part, where parts are fed
+    scenario = load_scenario("coexistence", ["robot.moving_mass_kg=30", "robot.payload_kg=2.5"])
+    assert (scenario.robot.moving_mass_kg, scenario.robot.payload_kg) == (30.0, 2.5)
+    with Simulation(scenario, seed=1) as sim:
+        assert sim.monitor.pfl.setup.robot_mass_kg == 30.0 / 2 + 2.5  # m_R = M/2 + m_L
+
+
 @pytest.fixture(scope="module")
 def panda_arm():
     client = p.connect(p.DIRECT)
@@ -154,22 +164,29 @@ def test_config_values_per_joint_must_match_the_arm():
         p.disconnect(client)
 
 
+ZONE_WALK = ROOT / "tests" / "data" / "zone_walk_person.xml"  # into the warning zone, the stop zone, out
+
+
 def test_the_panda_variant_works_its_table_without_a_violation():
-    """The coexistence preset with the Panda: cycles of the robot's task, no move failing, no
-    safety violation (the 600-s run is the slow test below)."""
-    scenario = load_scenario("coexistence_panda")
+    """The coexistence preset with the Panda, its person walking into the warning and the stop
+    zone: cycles of the robot's task, no move failing, no safety violation (600 s of it and of
+    the preset are the slow tests below)."""
+    scenario = load_scenario("coexistence_panda", [f"trees.person={ZONE_WALK}"])
     with Simulation(scenario, seed=1) as sim:
         stats = sim.run(30.0)
-    assert stats["robot_cycles"] >= 3, stats
+    assert stats["zone_entries"] == {"warning": 1, "stop": 1}, stats
+    assert stats["robot_cycles"] >= 2, stats
     assert stats["robot_move_failures"] == {} and stats["safety_violations"] == 0, stats
 
 
 @pytest.mark.slow
-def test_the_panda_variant_runs_ten_minutes_without_a_violation():
-    with Simulation(load_scenario("coexistence_panda"), seed=1) as sim:
+@pytest.mark.parametrize("overrides", [[], [f"trees.person={ZONE_WALK}"],
+                                       [f"trees.person={ZONE_WALK}", "safety.mode=ssm"]])
+def test_the_panda_variant_runs_ten_minutes_without_a_violation(overrides):
+    with Simulation(load_scenario("coexistence_panda", overrides), seed=1) as sim:
         stats = sim.run(600.0)
     assert stats["complete"] and stats["safety_violations"] == 0 and stats["pfl_violations"] == 0, stats
-    assert stats["robot_cycles"] >= 50, stats
+    assert stats["robot_cycles"] >= 50 and stats["robot_move_failures"] == {}, stats
 
 
 def _installed(tmp_path: Path) -> Path:

@@ -33,7 +33,8 @@ from hri.base.geometry import Area, Pose
 from hri.robot.arm import RobotArm, RobotConfig, default_model
 from hri.run import monitor as monitor_module
 from hri.run.monitor import SafetyLimits, SafetyMonitor
-from hri.run.pfl import moving_mass, robot_effective_mass
+from hri.kinematics.arm_model import moving_mass
+from hri.run.pfl import robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
 from hri.run.sim import Simulation
 from hri.run.stats import EventLog, RunStats

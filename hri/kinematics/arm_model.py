@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from defusedxml import ElementTree
+
 from hri.base.errors import shown_path
 from hri.kinematics.urdf import JointSpec, UrdfModel, read_urdf
 
@@ -75,15 +77,17 @@ LBR_IISY_SETTINGS = {
 }
 
 #: the Franka Panda of pybullet_data (franka_panda/panda.urdf: position and velocity limits,
-#: link masses). Acceleration and jerk are the controller limits Franka Emika publishes for the
-#: arm ("Robot and interface specifications", joint space: q_ddot_max 15, 7.5, 10, 12.5, 15, 20,
-#: 20 rad/s^2; q_dddot_max 7500, 3750, 5000, 6250, 7500, 10000, 10000 rad/s^3), taken at a
-#: tenth of the jerk, as the LBR iisy's are held well below its hardware's. Home: the tool
+#: link masses). Acceleration and jerk after the controller limits Franka Emika publishes for
+#: the arm ("Robot and interface specifications", joint space: q_ddot_max 15, 7.5, 10, 12.5, 15,
+#: 20, 20 rad/s^2; q_dddot_max 7500, 3750, 5000, 6250, 7500, 10000, 10000 rad/s^3): the
+#: accelerations as published, the jerks at a fiftieth, as the LBR iisy's are held low. At a
+#: tenth, the light wrist (panda_joint7) overshoots its commanded speed by 5 % where a
+#: motion at the reduced velocity reverses it, which the safety monitor counts. Home: the tool
 #: pointing down in front of the base, elbow up.
 PANDA_SETTINGS = {
     "home": (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4),
     "max_acceleration": (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0),
-    "max_jerk": (750.0, 375.0, 500.0, 625.0, 750.0, 1000.0, 1000.0),
+    "max_jerk": (150.0, 75.0, 100.0, 125.0, 150.0, 200.0, 200.0),
 }
 
 #: name -> a robot hri ships (``robot.model: NAME``); a shipped DH table is one more entry whose
@@ -202,6 +206,26 @@ def _chain(model: UrdfModel, urdf: Path, base_link: str | None, tool_link: str |
             raise ValueError(f"{urdf.name}: joint {joint.name!r} has no position and velocity limits "
                              "(<limit lower upper velocity>)")
     return joints
+
+
+def moving_mass(urdf: str | Path) -> float:
+    """M: the total mass (kg) of the links that move, those below at least one joint that is
+    not fixed (their ``<inertial><mass>``)."""
+    model = read_urdf(urdf)
+    masses = _link_masses(urdf)
+    moving = [link for link in model.links
+              if any(j.kind != "fixed" for j in model.path(model.root, link))]
+    return sum(masses.get(link, 0.0) for link in moving)
+
+
+def _link_masses(urdf: str | Path) -> dict[str, float]:
+    root = ElementTree.fromstring(Path(urdf).read_bytes().rstrip(b"\0\r\n\t "))
+    masses = {}
+    for link in root.findall("link"):
+        mass = link.find("inertial/mass")
+        if mass is not None:
+            masses[link.get("name")] = float(mass.get("value"))
+    return masses
 
 
 def _limited(joint: JointSpec) -> bool:

@@ -29,11 +29,11 @@ from hri.base.numbers import brief, duration_problem, is_number, range_problem
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_RATE_HZ, MEASURED, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
+from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_MASS_KG, MAX_RATE_HZ, MEASURED, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
                                 PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
-from hri.workcell.layout import Room
+from hri.workcell.layout import PartsSettings, Room
 
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
@@ -51,7 +51,7 @@ _SCHEMA: dict[str, Any] = {
     "room": {"size": list, "wall_height": float},
     "furniture": "any",
     "robot": {"base": "pose", "reduced_velocity": float, "config": "any", "model": str, "base_link": str,
-              "tool_link": str},
+              "tool_link": str, "moving_mass_kg": float, "payload_kg": float},
     "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float},
     "zones": {"warning": list, "stop": list},
     "areas": "any",
@@ -267,16 +267,18 @@ def build_scenario(document: Document, file: str) -> Scenario:
     _validate_layout(room, zones, areas, {**{f"poses.{k}": v for k, v in poses.items()},
                                           "robot.base": base, "person.start": start}, fail)
     trees = _read_trees(document, fail)
+    parts = read_parts(data, fail)
     simulation, robot, person, safety = data["simulation"], data["robot"], data["person"], data["safety"]
     return Scenario(
         path=document.path, name=data["name"],
         simulation=SimulationSettings(**{key: float(value) for key, value in simulation.items()}),
         room=room, furniture=read_furniture(data, fail),
-        robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config, arm),
+        robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config, arm,
+                         *_read_robot_masses(robot, arm, parts, fail)),
         person=PersonSetup(start, float(person["walk_stride_m"]), float(person.get("clearance_m", CLEARANCE_M))),
         zones=zones, areas=areas, poses=poses, trees=trees,
         safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail),
-        net=net, parts=read_parts(data, fail), faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
+        net=net, parts=parts, faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
 
 
@@ -461,6 +463,22 @@ def _read_robot_model(robot: dict, folder: Path, fail: Fail) -> ArmModel:
         if key is None:
             fail(f"robot.model: {message}", "robot.model" if "model" in robot else "robot")
         fail(message, key if key.split(".")[1] in robot else "robot.model")
+
+
+def _read_robot_masses(robot: dict, arm: ArmModel, parts: PartsSettings, fail: Fail) -> tuple[float, float]:
+    """``robot.moving_mass_kg`` (default: the URDF's) and ``robot.payload_kg`` (default: one part
+    where the scenario feeds parts), for power and force limiting's effective mass."""
+    from hri.kinematics.arm_model import moving_mass
+
+    for key in ("moving_mass_kg", "payload_kg"):
+        if key in robot and (problem := range_problem(robot[key], 0.0, MAX_MASS_KG, " kg")) is not None:
+            fail(f"robot.{key} {problem}", f"robot.{key}")
+    moving = float(robot["moving_mass_kg"]) if "moving_mass_kg" in robot else moving_mass(arm.urdf)
+    if moving <= 0.0:
+        fail(f"robot.moving_mass_kg: the links of {arm.urdf.name} that move have no mass (<inertial><mass>); "
+             "power and force limiting needs it: set robot.moving_mass_kg", "robot.model")
+    payload = float(robot["payload_kg"]) if "payload_kg" in robot else (parts.mass if parts.feeders else 0.0)
+    return moving, payload
 
 
 def _read_robot_config(config: Any, arm: ArmModel, fail: Fail) -> RobotConfig:
