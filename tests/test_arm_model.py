@@ -189,6 +189,36 @@ def test_the_panda_variant_runs_ten_minutes_without_a_violation(overrides):
     assert stats["robot_cycles"] >= 50 and stats["robot_move_failures"] == {}, stats
 
 
+IDLE_TREE = """<root BTCPP_format="4" main_tree_to_execute="Idle">
+  <BehaviorTree ID="Idle"><Sleep msec="1000"/></BehaviorTree>
+</root>
+"""
+
+
+def test_your_own_urdf_arm_runs_and_its_run_folder_is_not_rerun_with_a_file_found_later(tmp_path):
+    """A two-joint URDF arm of the user's, next to the scenario, runs (a robot tree that does
+    not move it). Its run folder keeps no copy of the URDF: a rerun from the folder refuses a
+    file it finds there in one line rather than run an arm that need not be the run's."""
+    shutil.copy(CORPUS / "_model_arm.urdf", tmp_path / "arm.urdf")
+    (tmp_path / "idle.xml").write_text(IDLE_TREE)
+    text = (CORPUS / "_good_scenario.yaml").read_text().replace("../../trees/", f"{ROOT}/trees/")
+    text = text.replace(f"  robot: {ROOT}/trees/coexistence_robot.xml", "  robot: idle.xml")
+    text = text.replace("  reduced_velocity: 0.1\n", "  reduced_velocity: 0.1\n  model: arm.urdf\n"
+                        "  config: {home: 0, max_acceleration: 10, max_jerk: 100}\n")
+    (tmp_path / "cell.yaml").write_text(text)
+    hri = [sys.executable, "-m", "hri.cli.main"]
+    run = subprocess.run([*hri, "run", str(tmp_path / "cell.yaml"), "--duration", "1", "--out", str(tmp_path / "run")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    shutil.copy(tmp_path / "arm.urdf", tmp_path / "run" / "arm.urdf")
+    again = subprocess.run([*hri, "run", "--from", str(tmp_path / "run"), "--out", str(tmp_path / "again")],
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode != 0 and not (tmp_path / "again").exists()
+    assert [line for line in again.stderr.splitlines() if line.strip()] == [
+        f"--from {tmp_path / 'run'}: scenario.yaml: robot.model 'arm.urdf' is a file, which a run folder does not "
+        "keep (the one found need not be the run's): run its scenario file again instead"]
+
+
 def _installed(tmp_path: Path) -> Path:
     """The package as pip installs it (a wheel built from a copy of the sources, unpacked):
     the files it ships and nothing else of the checkout."""
