@@ -19,7 +19,7 @@ import numpy as np
 import pybullet as p
 
 from hri.base.geometry import Pose
-from hri.kinematics import Chain, IkSettings, solve
+from hri.kinematics import IkSettings, solve
 from hri.kinematics.arm_model import ArmModel
 
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
@@ -96,6 +96,7 @@ def read_joint_model(client: int, body: int, arm: ArmModel) -> JointModel:
     if tool_link < 0 or tuple(names) != arm.joints:  # resolve_model checked the file: not this body
         raise ValueError(f"{arm.urdf.name}: the body has joints {names} and tool link index {tool_link}, "
                          f"the chain {arm.base_link}..{arm.tool_link} joints {list(arm.joints)}")
+    lower, upper, vel = (list(values) for values in zip(*arm.limits))  # the URDF's or the scenario's
     return JointModel(tuple(indices), tuple(names), np.array(lower), np.array(upper),
                       np.array(vel), np.array(effort), tool_link, count)
 
@@ -117,8 +118,7 @@ class PlanningScene:
         self.model = read_joint_model(self.client, self.body, arm)
         self._joints = list(self.model.indices)
         self._zero_velocity = [[0.0]] * len(self._joints)
-        self.chain = Chain.from_urdf(arm.urdf, arm.root, arm.tool_link,
-                                     base_pose=(base_pose.position, base_pose.orientation))
+        self.chain = arm.chain((base_pose.position, base_pose.orientation))
         if self.chain.joint_names != self.model.names:
             raise ValueError(f"{arm.urdf}: the chain {arm.base_link}..{arm.tool_link} has joints "
                              f"{self.chain.joint_names}, the body {self.model.names}")

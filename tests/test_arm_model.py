@@ -71,6 +71,34 @@ def test_a_urdf_file_relative_to_the_scenario_with_its_links_and_settings(tmp_pa
         load_scenario(str(tmp_path / "cell.yaml"), ["robot.config.home=[0.0, 2.5]"], check_trees=False)
 
 
+def test_joint_limits_come_from_the_model_or_the_scenario(tmp_path):
+    """A URDF joint without a velocity limit is refused unless robot.limits gives one; the
+    scenario's limits replace the model's in the body's joint model and in the planner's chain."""
+    with pytest.raises(ValueError, match="joint 'j2' has no position and velocity limits"):
+        resolve_model("_model_no_limits.urdf", CORPUS)
+    given = resolve_model("_model_no_limits.urdf", CORPUS, limits={"velocity": 1.5})
+    assert given.limits == ((-3.0, 3.0, 1.5), (-2.0, 2.0, 1.5))
+    narrow = [[-1.0, 1.0]] * 7
+    overrides = [f"robot.limits.position={narrow}", "robot.limits.velocity=[1, 1, 1, 1, 2, 2, 2]"]
+    with pytest.raises(HriError, match=r"robot.config.home: -2.2 rad for joint 'panda_joint4' is outside its limits -1..1"):
+        load_scenario("coexistence_panda", overrides, check_trees=False)  # the shipped home is outside them
+    scenario = load_scenario("coexistence_panda", [*overrides, "robot.config.home=[0, -0.3, 0, -0.9, 0, 0.9, 0]"],
+                             check_trees=False)
+    client = p.connect(p.DIRECT)
+    try:
+        arm = RobotArm(client, BASE, lambda c: [], scenario.robot.config, scenario.robot.model)
+        for joints in (arm.model, arm.scene.model):
+            assert joints.lower.tolist() == [-1.0] * 7 and joints.upper.tolist() == [1.0] * 7
+            assert joints.max_velocity.tolist() == [1, 1, 1, 1, 2, 2, 2]
+        assert arm.scene.chain.lower.tolist() == [-1.0] * 7
+        assert arm.scene.chain.velocity_limits.tolist() == [1, 1, 1, 1, 2, 2, 2]
+        arm.move_to_joints([0.0, -0.3, 0.0, -1.5, 0.0, 0.9, 0.0])  # within the URDF's, not the scenario's
+        assert arm.failure == "invalid_joints"
+        arm.close()
+    finally:
+        p.disconnect(client)
+
+
 def test_a_file_kind_is_one_entry_of_the_lookup(tmp_path, monkeypatch):
     """How a Denavit-Hartenberg table comes in: a KINDS entry turns its file into a URDF, and a
     SHIPPED entry names such a file; here a made-up kind that copies a URDF."""
@@ -132,8 +160,7 @@ def test_a_seven_joint_arm_moves_to_a_tool_pose_and_to_joint_values(panda_arm):
     pose = arm.tool_pose()
     assert np.linalg.norm(np.subtract(pose.position, target.position)) < 0.01
     assert quaternion_angle(pose.orientation, target.orientation) < 0.06
-    chain = Chain.from_urdf(arm.urdf, arm.arm_model.root, arm.arm_model.tool_link,
-                            base_pose=(BASE.position, BASE.orientation))
+    chain = Chain.from_urdf(arm.urdf, "panda_link0", "panda_grasptarget", base_pose=(BASE.position, BASE.orientation))
     position, _ = chain.tip_pose(arm.joint_positions())  # the kinematics core agrees with PyBullet's link
     assert np.linalg.norm(np.subtract(position, pose.position)) < 1e-6
     arm.move_to_joints(list(arm.home))

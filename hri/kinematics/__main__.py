@@ -26,7 +26,7 @@ def _fmt(values) -> str:
 
 
 def _robot(model: ArmModel) -> None:
-    arm = Chain.from_urdf(model.urdf, model.root, model.tool_link)
+    arm = model.chain()
     print(f"robot {model.name}, chain {arm.base_link} -> {arm.tip_link}: joints {', '.join(arm.joint_names)}")
     home = list(model.settings.get("home", arm.neutral()))
     (x, y, z), quat = arm.tip_pose(home)

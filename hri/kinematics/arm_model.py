@@ -20,13 +20,15 @@ import difflib
 import importlib.resources
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from defusedxml import ElementTree
 
 from hri.base.errors import shown_path
+from hri.kinematics.chain import Chain
+from hri.kinematics.transforms import PoseLike
 from hri.kinematics.urdf import JointSpec, UrdfModel, read_urdf
 
 #: the model a scenario without ``robot.model`` runs
@@ -99,6 +101,10 @@ SHIPPED: dict[str, Shipped] = {
 
 #: the ``robot.config`` keys with one value per joint, which a model that is not shipped must set
 PER_JOINT = ("home", "max_acceleration", "max_jerk")
+#: a scenario's joint position limits lie within -MAX_ANGLE_RAD..MAX_ANGLE_RAD (two turns either way)
+MAX_ANGLE_RAD = 4 * math.pi
+#: a scenario's joint velocity limits are at most this (rad/s)
+MAX_SPEED_RAD_S = 100.0
 
 
 @dataclass(frozen=True)
@@ -112,11 +118,22 @@ class ArmModel:
     tool_link: str
     joints: tuple[str, ...]
     root: str  # the URDF's root link, which PyBullet mounts at robot.base: the chain starts there
+    #: per joint (lower rad, upper rad, velocity rad/s): the URDF's, or the scenario's robot.limits
+    limits: tuple[tuple[float, float, float], ...]
     settings: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False)
 
     @property
     def joint_count(self) -> int:
         return len(self.joints)
+
+    def chain(self, base_pose: PoseLike | None = None) -> Chain:
+        """The kinematic chain from the root link to the tool link, with :attr:`limits`."""
+        model = read_urdf(self.urdf)
+        limits = dict(zip(self.joints, self.limits))
+        joints = [replace(joint, lower=limits[joint.name][0], upper=limits[joint.name][1],
+                          velocity=limits[joint.name][2]) if joint.name in limits else joint
+                  for joint in model.path(self.root, self.tool_link)]
+        return Chain(joints, self.root, self.tool_link, base_pose, name=model.name)
 
 
 def model_kind(path: Path) -> str | None:
@@ -127,10 +144,12 @@ def model_kind(path: Path) -> str | None:
 
 
 def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_link: str | None = None,
-                  tool_link: str | None = None) -> ArmModel:
+                  tool_link: str | None = None, limits: dict[str, Any] | None = None) -> ArmModel:
     """``robot.model`` ``spec`` (a shipped name, or a file relative to ``folder``) with the
-    scenario's links (None: the shipped robot's, or for a file its root and its only leaf).
-    ValueError with a message that starts with what is wrong."""
+    scenario's links (None: the shipped robot's, or for a file its root and its only leaf) and
+    its ``robot.limits`` (``position``: ``[lower, upper]`` per joint, ``velocity``: one per
+    joint or one for all; each replaces the model's). ValueError with a message that starts
+    with what is wrong."""
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"must be a shipped robot ({', '.join(SHIPPED)}) or a file, got {spec!r}")
     shipped = SHIPPED.get(spec)
@@ -145,10 +164,54 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
     base = base_link or model.root
     _check_mounted(model, urdf, base)
     tool = tool_link or (joints[-1].child if joints else base)
-    revolute = tuple(joint.name for joint in joints if joint.kind == "revolute")
+    revolute = [joint for joint in joints if joint.kind == "revolute"]
     if not revolute:
         raise ValueError(f"{urdf.name}: no revolute joint from {base!r} to {tool!r}")
-    return ArmModel(spec, urdf, base, tool, revolute, model.root, dict(settings))
+    joint_limits = _joint_limits(revolute, urdf, limits or {})
+    return ArmModel(spec, urdf, base, tool, tuple(joint.name for joint in revolute), model.root, joint_limits,
+                    dict(settings))
+
+
+def _joint_limits(joints: list[JointSpec], urdf: Path, limits: dict[str, Any]) -> tuple[tuple[float, float, float], ...]:
+    """Per revolute joint (lower, upper, velocity): the scenario's where it gives them, else the
+    URDF's; each joint must end up with all three."""
+    n = len(joints)
+    position = _position_limits(limits["position"], n) if "position" in limits else None
+    velocity = _velocity_limits(limits["velocity"], n) if "velocity" in limits else None
+    out = []
+    for i, joint in enumerate(joints):
+        lower, upper = position[i] if position is not None else (joint.lower, joint.upper)
+        speed = velocity[i] if velocity is not None else joint.velocity
+        if not _limited(replace(joint, lower=lower, upper=upper, velocity=speed)):
+            raise ValueError(f"{urdf.name}: joint {joint.name!r} has no position and velocity limits "
+                             "(<limit lower upper velocity>, or the scenario's robot.limits)")
+        out.append((lower, upper, speed))
+    return tuple(out)
+
+
+def _position_limits(value: Any, n: int) -> list[tuple[float, float]]:
+    if (not isinstance(value, list) or len(value) != n
+            or not all(isinstance(pair, list) and len(pair) == 2 and all(_finite(v) for v in pair) for pair in value)):
+        raise ValueError(f"robot.limits.position: must be {n} pairs [lower, upper] in rad, one per joint, got {value!r}")
+    for lower, upper in value:
+        if not -MAX_ANGLE_RAD <= lower < upper <= MAX_ANGLE_RAD:
+            raise ValueError(f"robot.limits.position: [{lower:g}, {upper:g}] must be lower < upper within "
+                             f"-{MAX_ANGLE_RAD:.4g}..{MAX_ANGLE_RAD:.4g} rad")
+    return [(float(lower), float(upper)) for lower, upper in value]
+
+
+def _velocity_limits(value: Any, n: int) -> list[float]:
+    values = [value] * n if _finite(value) else value
+    if not isinstance(values, list) or len(values) != n or not all(_finite(v) for v in values):
+        raise ValueError(f"robot.limits.velocity: must be a number or {n} numbers (rad/s), got {value!r}")
+    if not all(0.0 < v <= MAX_SPEED_RAD_S for v in values):
+        raise ValueError(f"robot.limits.velocity: each must be above 0 and at most {MAX_SPEED_RAD_S:g} rad/s, "
+                         f"got {value!r}")
+    return [float(v) for v in values]
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _check_mounted(model: UrdfModel, urdf: Path, base: str) -> None:
@@ -188,7 +251,7 @@ def _read(urdf: Path) -> UrdfModel:
 
 
 def _chain(model: UrdfModel, urdf: Path, base_link: str | None, tool_link: str | None) -> list[JointSpec]:
-    """The joints from the base link to the tool link, each revolute one with its limits."""
+    """The joints from the base link to the tool link, revolute or fixed."""
     for key, link in (("base_link", base_link), ("tool_link", tool_link)):
         if link is not None and link not in model.links:
             close = difflib.get_close_matches(link, list(model.links), n=1)
@@ -202,9 +265,6 @@ def _chain(model: UrdfModel, urdf: Path, base_link: str | None, tool_link: str |
         if joint.kind not in ("revolute", "fixed"):
             raise ValueError(f"{urdf.name}: joint {joint.name!r} is {joint.kind}: the arm's chain takes "
                              "revolute and fixed joints")
-        if joint.kind == "revolute" and not _limited(joint):
-            raise ValueError(f"{urdf.name}: joint {joint.name!r} has no position and velocity limits "
-                             "(<limit lower upper velocity>)")
     return joints
 
 

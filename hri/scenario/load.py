@@ -51,7 +51,8 @@ _SCHEMA: dict[str, Any] = {
     "room": {"size": list, "wall_height": float},
     "furniture": "any",
     "robot": {"base": "pose", "reduced_velocity": float, "config": "any", "model": str, "base_link": str,
-              "tool_link": str, "moving_mass_kg": float, "payload_kg": float},
+              "tool_link": str, "moving_mass_kg": float, "payload_kg": float,
+              "limits": {"position": list, "velocity": "any"}},
     "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float},
     "zones": {"warning": list, "stop": list},
     "areas": "any",
@@ -456,10 +457,11 @@ def _read_robot_model(robot: dict, folder: Path, fail: Fail) -> ArmModel:
 
     try:
         return resolve_model(robot.get("model", DEFAULT_MODEL), folder, robot.get("base_link"),
-                             robot.get("tool_link"))
+                             robot.get("tool_link"), robot.get("limits"))
     except ValueError as err:
         message = str(err)
-        key = next((k for k in ("robot.base_link", "robot.tool_link") if message.startswith(k + ":")), None)
+        keys = ("robot.base_link", "robot.tool_link", "robot.limits.position", "robot.limits.velocity")
+        key = next((k for k in keys if message.startswith(k + ":")), None)
         if key is None:
             fail(f"robot.model: {message}", "robot.model" if "model" in robot else "robot")
         fail(message, key if key.split(".")[1] in robot else "robot.model")
@@ -511,15 +513,11 @@ def _read_robot_config(config: Any, arm: ArmModel, fail: Fail) -> RobotConfig:
 
 
 def _check_home(home: tuple[float, ...], arm: ArmModel, fail: Fail) -> None:
-    """The home pose lies within the model's joint limits."""
-    from hri.kinematics.urdf import read_urdf
-
-    joints = {joint.name: joint for joint in read_urdf(arm.urdf).path(arm.root, arm.tool_link)}
-    for name, q in zip(arm.joints, home):
-        joint = joints[name]
-        if not joint.lower <= q <= joint.upper:
+    """The home pose lies within the arm's joint limits (the model's or robot.limits)."""
+    for name, q, (lower, upper, _) in zip(arm.joints, home, arm.limits):
+        if not lower <= q <= upper:
             fail(f"robot.config.home: {q:g} rad for joint {name!r} is outside its limits "
-                 f"{joint.lower:g}..{joint.upper:g} ({arm.urdf.name})", "robot.config.home")
+                 f"{lower:g}..{upper:g} ({arm.urdf.name})", "robot.config.home")
 
 
 def _read_net(net: Any, fail: Fail) -> NetworkQuality:
