@@ -104,17 +104,18 @@ def test_a_file_kind_is_one_entry_of_the_lookup(tmp_path, monkeypatch):
     SHIPPED entry names such a file; here a made-up kind that copies a URDF."""
     made = tmp_path / "made.urdf"
 
-    def build(path: Path) -> Path:
+    def build(path: Path) -> arm_model.ModelFile:
         made.write_text(path.read_text())
-        return made
+        return arm_model.ModelFile(made, {"max_jerk": (50.0, 60.0), "home": (0.1, 0.1)})
 
     table = tmp_path / "two.table"
     table.write_text((CORPUS / "_model_arm.urdf").read_text())
     monkeypatch.setitem(KINDS, ".table", build)
     model = resolve_model("two.table", tmp_path)
     assert (model.urdf, model.joints) == (made, ("j1", "j2"))
+    assert model.settings == {"max_jerk": (50.0, 60.0), "home": (0.1, 0.1)}  # the file's own settings
     monkeypatch.setitem(SHIPPED, "two", arm_model.Shipped(lambda: table, "base", "tool", {"home": (0.0, 0.0)}))
-    assert resolve_model("two").settings == {"home": (0.0, 0.0)}
+    assert resolve_model("two").settings == {"max_jerk": (50.0, 60.0), "home": (0.0, 0.0)}  # the shipped entry's win
     with pytest.raises(ValueError, match="unknown robot 'two.tabel'"):
         resolve_model("two.tabel", tmp_path)
 

@@ -3,10 +3,12 @@ bound its chain.
 
 ``robot.model`` is a shipped robot's name (:data:`SHIPPED`) or a file, relative to the scenario,
 whose kind its name's ending tells (:data:`KINDS`). A kind is a function that gives the URDF the
-simulation loads for the file: a ``.urdf`` is loaded as it is; another description of an arm
-(a Denavit–Hartenberg table, say) is one more entry of :data:`KINDS`, a function that writes its
-URDF and returns its path. A shipped robot is a file of some kind plus the settings its file
-does not carry (the base and tool links, a home pose, acceleration and jerk limits).
+simulation loads for the file, with any per-joint settings the file carries besides (a
+:class:`ModelFile`): a ``.urdf`` is loaded as it is; another description of an arm (a
+Denavit–Hartenberg table, say) is one more entry of :data:`KINDS`, a function that writes its
+URDF and returns its path and the table's acceleration and jerk limits. A shipped robot is a
+file of some kind plus what its file does not carry (the base and tool links, a home pose,
+acceleration and jerk limits).
 
 :func:`resolve_model` checks what it can without a physics client: the file exists and parses,
 the base and tool links exist, a chain of revolute joints joins them, and every one of those
@@ -35,13 +37,24 @@ from hri.kinematics.urdf import JointSpec, UrdfModel, read_urdf
 DEFAULT_MODEL = "lbr_iisy"
 
 
-def _urdf_file(path: Path) -> Path:
-    """A URDF is loaded as it is."""
-    return path
+@dataclass(frozen=True)
+class ModelFile:
+    """What a kind makes of a model file: the URDF to load, and the per-joint ``robot.config``
+    settings (``home``, ``max_acceleration``, ``max_jerk``; a tuple with one value per joint
+    each) the file gives, which a shipped robot's and then the scenario's replace."""
+
+    urdf: Path
+    settings: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
-#: file kind (how the file's name ends) -> the function giving the URDF to load for such a file
-KINDS: dict[str, Callable[[Path], Path]] = {".urdf": _urdf_file}
+def _urdf_file(path: Path) -> ModelFile:
+    """A URDF is loaded as it is; it carries no acceleration, jerk or home pose."""
+    return ModelFile(path)
+
+
+#: file kind (how the file's name ends; the longest that fits counts) -> the function making a
+#: :class:`ModelFile` of such a file (ValueError with a message, or HriError at the file's line)
+KINDS: dict[str, Callable[[Path], ModelFile]] = {".urdf": _urdf_file}
 
 
 @dataclass(frozen=True)
@@ -154,11 +167,12 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
         raise ValueError(f"must be a shipped robot ({', '.join(SHIPPED)}) or a file, got {spec!r}")
     shipped = SHIPPED.get(spec)
     if shipped is not None:
-        urdf = _to_urdf(shipped.locate())
-        settings = shipped.settings
+        made = _made(shipped.locate())
+        urdf, settings = made.urdf, {**made.settings, **shipped.settings}
         base_link, tool_link = base_link or shipped.base_link, tool_link or shipped.tool_link
     else:
-        urdf, settings = _to_urdf(_model_file(spec, folder)), {}
+        made = _made(_model_file(spec, folder))
+        urdf, settings = made.urdf, made.settings
     model = _read(urdf)
     joints = _chain(model, urdf, base_link, tool_link)
     base = base_link or model.root
@@ -168,6 +182,9 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
     if not revolute:
         raise ValueError(f"{urdf.name}: no revolute joint from {base!r} to {tool!r}")
     joint_limits = _joint_limits(revolute, urdf, limits or {})
+    for key, values in settings.items():  # a kind's or a shipped robot's: one value per joint
+        if len(values) != len(revolute):
+            raise ValueError(f"{urdf.name}: {key} has {len(values)} values for {len(revolute)} joints")
     return ArmModel(spec, urdf, base, tool, tuple(joint.name for joint in revolute), model.root, joint_limits,
                     dict(settings))
 
@@ -234,7 +251,7 @@ def _model_file(spec: str, folder: Path | None) -> Path:
     return path.resolve()
 
 
-def _to_urdf(path: Path) -> Path:
+def _made(path: Path) -> ModelFile:
     kind = model_kind(path)
     if kind is None:
         raise ValueError(f"{path.name}: not a robot model ({', '.join(KINDS)})")
