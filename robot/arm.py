@@ -1,8 +1,9 @@
 """The robot arm in the simulation: the public API the robot's tree nodes and the loop use.
 
-:class:`RobotArm` loads the LBR iisy URDF into the simulation client and a second copy
-into a private planning client (:class:`~hri.robot.scene.PlanningScene`). ``move_to``
-plans (IK for the tool0 pose, then a collision-free joint path), ``step`` advances the
+:class:`RobotArm` loads the scenario's arm (:class:`~hri.kinematics.arm_model.ArmModel`, the LBR iisy
+by default) into the simulation client and a second copy into a private planning client
+(:class:`~hri.robot.scene.PlanningScene`). ``move_to`` plans (IK for the tool link's pose,
+then a collision-free joint path), ``step`` advances the
 jerk-limited online trajectory (:class:`~hri.robot.motion.JointMotion`) by one physics
 step and commands the joint motors, ``halt`` brakes to rest, ``set_velocity_fraction``
 scales the speed of the motion in progress. Everything measured (joint states, point
@@ -25,46 +26,57 @@ import numpy as np
 import pybullet as p
 
 from hri.base.geometry import Pose
+from hri.kinematics.arm_model import DEFAULT_MODEL, LBR_IISY_SETTINGS, ArmModel, resolve_model
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
 from hri.robot.scene import PlanningScene, load_arm, read_joint_model
 from hri.base.numbers import brief, is_number
 
-DEFAULT_URDF = Path(__file__).resolve().parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
+#: the LBR iisy's home: elbow up, tool pointing down over the table in front of the robot
+HOME = LBR_IISY_SETTINGS["home"]
 
-#: elbow up, tool pointing down over the table in front of the robot
-HOME = (0.0, 0.2, 2.0, 0.0, math.pi - 2.2, 0.0)
+
+def default_model() -> ArmModel:
+    """The arm a scenario without ``robot.model`` runs (the LBR iisy)."""
+    return _default_model()
 
 
 @functools.cache
-def arm_reach(urdf: Path = DEFAULT_URDF) -> tuple[float, float]:
+def _default_model() -> ArmModel:
+    return resolve_model(DEFAULT_MODEL)
+
+
+@functools.cache
+def arm_reach(model: ArmModel | None = None) -> tuple[float, float]:
     """``(shoulder_height, reach)`` in metres, from the URDF's joint offsets.
 
-    The shoulder is the second joint (A2), ``shoulder_height`` above the base along its z
-    axis; ``reach`` is the sum of the offsets from there to ``tool0``: no tool pose is
-    farther than that from the shoulder, whatever the joint angles (the arm stretched
+    The shoulder is the second revolute joint, ``shoulder_height`` (the offsets up to it)
+    above the base; ``reach`` is the sum of the offsets from there to the tool link: no tool
+    pose is farther than that from the shoulder, whatever the joint angles (the arm stretched
     straight). A bound used to reject scenario targets the arm can never reach, not an IK
     check: a target within it may still be unreachable (joint limits, orientation).
     """
     from hri.kinematics.urdf import read_urdf
 
-    joints = read_urdf(urdf).path("base_link", "tool0")
+    model = model or default_model()
+    joints = read_urdf(model.urdf).path(model.root, model.tool_link)
+    shoulder = [joint.name for joint in joints].index(model.joints[min(1, len(model.joints) - 1)]) + 1
     lengths = [float(np.linalg.norm(joint.origin[:3, 3])) for joint in joints]
-    return sum(lengths[:2]), sum(lengths[2:])
+    return sum(lengths[:shoulder]), sum(lengths[shoulder:])
 
 
-def _six(value: Any) -> tuple[float, ...]:
-    """A scalar (same for all joints) or six values, as a tuple of six floats."""
+def per_joint(value: Any, joints: int = 6) -> tuple[float, ...]:
+    """A scalar (same for all joints) or one value per joint, as a tuple of ``joints`` floats."""
     if is_number(value):
-        return (float(value),) * 6
+        return (float(value),) * joints
     if not isinstance(value, (list, tuple)) or not all(is_number(v) for v in value):
-        raise ValueError(f"must be a number or a list of 6 numbers, got {brief(value)}")
-    if len(value) != 6:
-        raise ValueError(f"needs 1 or 6 values, got {len(value)}")
+        raise ValueError(f"must be a number or a list of {joints} numbers, got {brief(value)}")
+    if len(value) != joints:
+        raise ValueError(f"needs 1 or {joints} values (the arm has {joints} joints), got {len(value)}")
     return tuple(float(v) for v in value)
 
 
-_SIX = ("max_acceleration", "max_jerk", "home")
+PER_JOINT = ("max_acceleration", "max_jerk", "home")
 # name -> (minimum, maximum): the counts bound the planner's work per move (the defaults are
 # 12, 2000 and 60), the seed numpy's generator
 _INTEGERS = {"ik_restarts": (1, 1000), "rrt_max_iterations": (1, 1_000_000), "shortcut_iterations": (0, 100_000),
@@ -75,14 +87,15 @@ _POSITIVE = ("goal_tolerance", "rest_velocity", "settle_timeout", "position_tole
 _NOT_NEGATIVE = ("collision_margin", "self_collision_margin")
 
 
-def parse_parameter(name: str, value: Any) -> Any:
-    """One robot parameter of a scenario (``robot.config``), typed and range-checked.
+def parse_parameter(name: str, value: Any, joints: int = 6) -> Any:
+    """One robot parameter of a scenario (``robot.config``), typed and range-checked; a per-joint
+    one for an arm of ``joints`` joints.
 
     ValueError with a message to follow the parameter's name ("must be positive, got -1");
     ``name`` must be a known field.
     """
-    if name in _SIX:
-        values = _six(value)
+    if name in PER_JOINT:
+        values = per_joint(value, joints)
         if name != "home" and min(values) <= 0.0:
             raise ValueError(f"must be positive, got {brief(value)}")
         if name == "home" and max(abs(v) for v in values) > 2 * math.pi:  # joint angles, rad: one turn
@@ -112,8 +125,9 @@ def parse_parameter(name: str, value: Any) -> Any:
 class RobotConfig:
     """The robot's scenario parameters (SI units, radians)."""
 
-    max_acceleration: tuple[float, ...] = (8.0, 8.0, 10.0, 15.0, 15.0, 20.0)  # rad/s^2
-    max_jerk: tuple[float, ...] = (80.0, 80.0, 100.0, 150.0, 150.0, 200.0)      # rad/s^3
+    # per joint; the defaults are the LBR iisy's (hri.kinematics.arm_model.SHIPPED has each shipped arm's)
+    max_acceleration: tuple[float, ...] = LBR_IISY_SETTINGS["max_acceleration"]  # rad/s^2
+    max_jerk: tuple[float, ...] = LBR_IISY_SETTINGS["max_jerk"]                  # rad/s^3
     velocity_fraction: float = 1.0          # initial fraction of the joint speed limits
     home: tuple[float, ...] = HOME          # rad
     goal_tolerance: float = 0.005           # rad, measured joints vs goal for SUCCEEDED
@@ -156,18 +170,22 @@ class RobotConfig:
 
 
 class RobotArm:
-    """The LBR iisy in simulation client ``client``, mounted at ``base_pose``."""
+    """The arm ``model`` (default: the LBR iisy) in simulation client ``client``, mounted at
+    ``base_pose``; ``config``'s per-joint settings have one value per joint of the model."""
 
     def __init__(self, client: int, base_pose: Pose,
                  build_obstacles: Callable[[int], list[int]], config: RobotConfig,
-                 urdf_path: Path | None = None) -> None:
+                 model: ArmModel | None = None) -> None:
         self.client = client
         self.config = config
-        urdf = self.urdf = Path(urdf_path) if urdf_path is not None else DEFAULT_URDF
-        self.body_id: int = load_arm(client, urdf, base_pose)
-        self.model = read_joint_model(client, self.body_id)
-        if len(self.model.indices) != 6:
-            raise ValueError(f"{urdf}: expected 6 revolute joints")
+        self.arm_model = arm_model = model or default_model()
+        self.urdf: Path = arm_model.urdf
+        for name in PER_JOINT:
+            if len(getattr(config, name)) != arm_model.joint_count:
+                raise ValueError(f"robot parameter {name!r} has {len(getattr(config, name))} values, "
+                                 f"the arm {arm_model.name} {arm_model.joint_count} joints")
+        self.body_id: int = load_arm(client, self.urdf, base_pose)
+        self.model = read_joint_model(client, self.body_id, arm_model)
         self._joints = list(self.model.indices)
         self._links = list(range(self.model.num_links))
         n = len(self._joints)  # the motor command's constant parts, made once
@@ -178,7 +196,7 @@ class RobotArm:
         self.home = np.array(config.home, dtype=float)
         for j, q in zip(self._joints, self.home):
             p.resetJointState(self.body_id, j, float(q), 0.0, physicsClientId=client)
-        self.scene = PlanningScene(urdf, base_pose, build_obstacles, self.home,
+        self.scene = PlanningScene(arm_model, base_pose, build_obstacles, self.home,
                                    config.collision_margin, config.self_collision_margin)
         self._rng = np.random.default_rng(config.seed)
         self._ik_seeds = [self._rng.uniform(self.model.lower, self.model.upper)
@@ -217,7 +235,7 @@ class RobotArm:
     # -- commands ---------------------------------------------------------------------
 
     def move_to(self, target: Pose) -> None:
-        """Plan to the tool0 pose ``target`` and start moving; same unreached target resumes."""
+        """Plan to the tool link's pose ``target`` and start moving; same unreached target resumes."""
         resume = (target == self._target and self._goal is not None
                   and self._status not in (MotionStatus.SUCCEEDED, MotionStatus.FAILED))
         if resume and self._status == MotionStatus.MOVING:
@@ -235,7 +253,7 @@ class RobotArm:
         within the limits or collide)."""
         goal = np.asarray(q, dtype=float)
         self._target = None
-        self._goal = goal if goal.shape == (6,) and self.scene.configuration_valid(goal) else None
+        self._goal = goal if goal.shape == self.home.shape and self.scene.configuration_valid(goal) else None
         self._plan_from(self._commanded_position(), "invalid_joints")
 
     def _plan_from(self, start: np.ndarray, no_goal: str) -> None:
@@ -329,7 +347,7 @@ class RobotArm:
                 sum(map(operator.mul, speeds, self._joint_reach)))
 
     def fastest_point_speed(self) -> float:
-        """The largest linear speed (m/s) of the link frames (tool0 included), measured."""
+        """The largest linear speed (m/s) of the link frames (the tool link's included), measured."""
         states = p.getLinkStates(self.body_id, self._links, computeLinkVelocity=1,
                                  physicsClientId=self.client)
         best = 0.0
@@ -356,7 +374,7 @@ class RobotArm:
         return Pose(*position, *orientation)
 
     def tool_frame(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
-        """tool0's frame in the world as PyBullet gives it (a carried part asks every step)."""
+        """The tool link's frame in the world as PyBullet gives it (a carried part asks every step)."""
         state = p.getLinkState(self.body_id, self.model.tool_link, computeForwardKinematics=1,
                                physicsClientId=self.client)
         return state[4], state[5]

@@ -2,7 +2,7 @@
 
 :class:`PlanningScene` owns a ``p.DIRECT`` PyBullet client that nothing else touches.
 It answers the planner's geometric questions without disturbing the simulation:
-inverse kinematics for the ``tool0`` pose (the shared kinematics core, :mod:`hri.kinematics`,
+inverse kinematics for the tool link's pose (the shared kinematics core, :mod:`hri.kinematics`,
 on the same URDF chain), joint-limit and collision checks of a configuration (against the
 static obstacles and the arm itself) and of a straight joint-space segment, and a
 configuration-independent bound of any robot point's speed.
@@ -19,7 +19,8 @@ import numpy as np
 import pybullet as p
 
 from hri.base.geometry import Pose
-from hri.kinematics import Chain, IkSettings, solve
+from hri.kinematics import IkSettings, solve
+from hri.kinematics.arm_model import ArmModel
 
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
 
@@ -74,24 +75,28 @@ class JointModel:
     num_links: int
 
 
-def read_joint_model(client: int, body: int) -> JointModel:
-    """The revolute joints (in chain order) and the index of the ``tool0`` link."""
+def read_joint_model(client: int, body: int, arm: ArmModel) -> JointModel:
+    """The revolute joints of ``arm``'s chain (in chain order) and the index of its tool link;
+    joints off the chain (a gripper's fingers) are left to their default motors."""
     indices, names, lower, upper, vel, effort = [], [], [], [], [], []
     tool_link = -1
     count = p.getNumJoints(body, physicsClientId=client)
+    chain = set(arm.joints)
     for j in range(count):
         info = p.getJointInfo(body, j, physicsClientId=client)
-        if info[2] == p.JOINT_REVOLUTE:
+        if info[2] == p.JOINT_REVOLUTE and info[1].decode() in chain:
             indices.append(j)
             names.append(info[1].decode())
             lower.append(info[8])
             upper.append(info[9])
             effort.append(info[10])
             vel.append(info[11])
-        if info[12].decode() == "tool0":
+        if info[12].decode() == arm.tool_link:
             tool_link = j
-    if tool_link < 0:
-        raise ValueError("the robot URDF has no link named 'tool0'")
+    if tool_link < 0 or tuple(names) != arm.joints:  # resolve_model checked the file: not this body
+        raise ValueError(f"{arm.urdf.name}: the body has joints {names} and tool link index {tool_link}, "
+                         f"the chain {arm.base_link}..{arm.tool_link} joints {list(arm.joints)}")
+    lower, upper, vel = (list(values) for values in zip(*arm.limits))  # the URDF's or the scenario's
     return JointModel(tuple(indices), tuple(names), np.array(lower), np.array(upper),
                       np.array(vel), np.array(effort), tool_link, count)
 
@@ -105,19 +110,18 @@ def quaternion_angle(q1: Sequence[float], q2: Sequence[float]) -> float:
 class PlanningScene:
     """A private DIRECT client with the arm at ``base_pose`` and the static obstacles."""
 
-    def __init__(self, urdf_path: Path, base_pose: Pose,
+    def __init__(self, arm: ArmModel, base_pose: Pose,
                  build_obstacles: Callable[[int], list[int]], home: np.ndarray,
                  collision_margin: float, self_collision_margin: float) -> None:
         self.client = p.connect(p.DIRECT)
-        self.body = load_arm(self.client, urdf_path, base_pose)
-        self.model = read_joint_model(self.client, self.body)
+        self.body = load_arm(self.client, arm.urdf, base_pose)
+        self.model = read_joint_model(self.client, self.body, arm)
         self._joints = list(self.model.indices)
         self._zero_velocity = [[0.0]] * len(self._joints)
-        self.chain = Chain.from_urdf(urdf_path, "base_link", "tool0",
-                                     base_pose=(base_pose.position, base_pose.orientation))
+        self.chain = arm.chain((base_pose.position, base_pose.orientation))
         if self.chain.joint_names != self.model.names:
-            raise ValueError(f"{urdf_path}: the chain base_link..tool0 has joints {self.chain.joint_names}, "
-                             f"the body {self.model.names}")
+            raise ValueError(f"{arm.urdf}: the chain {arm.base_link}..{arm.tool_link} has joints "
+                             f"{self.chain.joint_names}, the body {self.model.names}")
         self.obstacles = list(build_obstacles(self.client))
         self.margin = float(collision_margin)
         self.self_margin = float(self_collision_margin)
@@ -151,7 +155,7 @@ class PlanningScene:
 
     def solve_ik(self, target: Pose, seeds: Sequence[np.ndarray], position_tolerance: float,
                  orientation_tolerance: float, enough: int = 2) -> np.ndarray | None:
-        """A collision-free configuration placing tool0 at ``target``, or None.
+        """A collision-free configuration placing the tool link at ``target``, or None.
 
         The shared kinematics core (:func:`hri.kinematics.solve`) solves from each
         seed in turn for the joint values nearest that seed; the first seed (the current
@@ -391,7 +395,42 @@ class PlanningScene:
                 if k > i:
                     along += self._length(origins[k] - origins[k - 1], axes[i] if about_axes and k == i + 1 else None)
                 reach[i, chain[k]] = along + radii[k]
+        self._add_links_off_chain(reach, chain, origins, radii)
         return reach
+
+    def _add_links_off_chain(self, reach: np.ndarray, chain: list[int], origins: list[np.ndarray],
+                             radii: list[float]) -> None:
+        """Links that hang off the chain (a hand beside the tool frame, its fingers) move with
+        the chain link they hang from: their points are as far from each joint as that link's
+        origin plus their own distance from it (AABB at home, plus the travel of the joints
+        between, a finger's opening). In place; none on an arm whose links are all its chain's."""
+        moving = {link: n for n, link in enumerate(chain)}
+        for link in range(self.model.num_links):
+            if link in moving:
+                continue
+            anchor, travel = self._anchor(link, moving)
+            if anchor is None:
+                continue  # hangs from the base: does not move
+            lo, hi = p.getAABB(self.body, link, physicsClientId=self.client)
+            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+            extra = float(np.max(np.linalg.norm(corners - origins[anchor], axis=1))) + travel
+            for i in range(min(anchor + 1, len(self.model.indices))):
+                reach[i, link] = reach[i, chain[anchor]] - radii[anchor] + extra
+
+    def _anchor(self, link: int, moving: dict[int, int]) -> tuple[int | None, float]:
+        """The position in the chain of the chain link ``link`` hangs from (None: the base), and
+        how much farther the joints between may take it than it is at home: a prismatic joint
+        its range, another moving joint the link's AABB diagonal (a turn of it)."""
+        travel = 0.0
+        while link >= 0 and link not in moving:
+            info = p.getJointInfo(self.body, link, physicsClientId=self.client)
+            if info[2] == p.JOINT_PRISMATIC:
+                travel += max(0.0, info[9] - info[8])
+            elif info[2] != p.JOINT_FIXED:
+                lo, hi = p.getAABB(self.body, link, physicsClientId=self.client)
+                travel += float(np.linalg.norm(np.subtract(hi, lo)))
+            link = info[16]
+        return (moving[link] if link >= 0 else None), travel
 
     @staticmethod
     def _length(offset: np.ndarray, axis: np.ndarray | None) -> float:

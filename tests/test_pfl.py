@@ -9,7 +9,8 @@ import pytest
 
 from hri.actor.animation import URDF_PATH, data_path
 from hri.kinematics.urdf import read_urdf
-from hri.robot.arm import DEFAULT_URDF
+from hri.kinematics.arm_model import moving_mass
+from hri.robot.arm import default_model
 from hri.run import pfl
 
 # link1..link6 and tool0 of assets/robot/lbr_iisy.urdf; base_link is fixed to the table
@@ -38,7 +39,7 @@ def test_the_data_file_values_are_those_of_tables_a2_and_a3():
 
 
 def test_the_robot_moving_mass_is_the_sum_of_the_links_below_a_moving_joint():
-    assert pfl.moving_mass(DEFAULT_URDF) == pytest.approx(LBR_MOVING_MASS)
+    assert moving_mass(default_model().urdf) == pytest.approx(LBR_MOVING_MASS)
     assert pfl.robot_effective_mass(27.0, payload=2.0) == pytest.approx(15.5)
 
 
@@ -56,7 +57,7 @@ def test_a_contact_on_the_forearm_against_a_hand_calculation():
       sqrt(mu K) = sqrt(1.741944 x 40 000) = sqrt(69 677.8) = 263.966 N s/m
       v_F = 320 / 263.966 = 1.2123 m/s;  v_p = 360 / 263.966 = 1.3638 m/s;  v_max = 1.2123 m/s
     A contact at 1.5 m/s: ratio 1.5 / 1.2123 = 1.2374, a violation; at 1.0 m/s: 0.8249."""
-    m_r = pfl.robot_effective_mass(pfl.moving_mass(DEFAULT_URDF))
+    m_r = pfl.robot_effective_mass(moving_mass(default_model().urdf))
     fast = pfl.assess_contact("right_elbow", 1.5, m_r)
     assert fast.region == "lower_arms_and_wrist_joints"
     assert fast.permissible_speed == pytest.approx(1.2123, abs=1e-4)

@@ -30,10 +30,11 @@ import pytest
 from hri.actor.animation import ClipLibrary
 from hri.actor.body import HumanoidBody
 from hri.base.geometry import Area, Pose
-from hri.robot.arm import DEFAULT_URDF, RobotArm, RobotConfig
+from hri.robot.arm import RobotArm, RobotConfig, default_model
 from hri.run import monitor as monitor_module
 from hri.run.monitor import SafetyLimits, SafetyMonitor
-from hri.run.pfl import moving_mass, robot_effective_mass
+from hri.kinematics.arm_model import moving_mass
+from hri.run.pfl import robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
 from hri.run.sim import Simulation
 from hri.run.stats import EventLog, RunStats
@@ -98,7 +99,7 @@ def test_the_geometry_is_as_the_hand_calculations_assume(world):
 
 
 def test_the_robot_mass_of_a_run_is_the_urdfs_moving_links_halved():
-    assert robot_effective_mass(moving_mass(DEFAULT_URDF)) == pytest.approx(CONTACT.robot_mass_kg)
+    assert robot_effective_mass(moving_mass(default_model().urdf)) == pytest.approx(CONTACT.robot_mass_kg)
 
 
 def test_a_contact_on_the_upper_arm_at_a_known_speed_against_a_hand_calculation(world):

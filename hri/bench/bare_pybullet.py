@@ -52,13 +52,12 @@ class BareWorld:
 def _hold_robot(client: int, scenario: Scenario) -> tuple[int, dict]:
     """The robot URDF at its base, reset to and held at its home pose (RobotArm._command); its
     body and the motor command's arguments but the targets."""
-    from hri.robot.arm import DEFAULT_URDF
     from hri.robot.scene import load_arm
     from hri.robot.scene import read_joint_model
 
-    config = scenario.robot.config
-    body = load_arm(client, DEFAULT_URDF, scenario.robot.base)
-    model = read_joint_model(client, body)
+    config, arm = scenario.robot.config, scenario.robot.model
+    body = load_arm(client, arm.urdf, scenario.robot.base)
+    model = read_joint_model(client, body, arm)
     joints = list(model.indices)
     for j, q in zip(joints, config.home):
         p.resetJointState(body, j, float(q), 0.0, physicsClientId=client)

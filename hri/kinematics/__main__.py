@@ -1,8 +1,16 @@
-"""Demo: ``python -m hri.kinematics`` prints FK, IK and a Cartesian line of the robot arm,
-and where the humanoid's right hand is in its rest pose."""
+"""Demo: ``python -m hri.kinematics [MODEL]`` prints FK, IK and a Cartesian line of a robot
+arm, and where the humanoid's right hand is in its rest pose.
+
+MODEL is what a scenario's ``robot.model`` takes (:mod:`hri.kinematics.arm_model`): a shipped
+robot's name (default ``lbr_iisy``) or a URDF file (here relative to the current folder), with
+``--base-link`` and ``--tool-link`` as ``robot.base_link`` and ``robot.tool_link``. The arm
+starts at the shipped robot's home pose, a file's at its joints' zero clipped to their limits.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -10,35 +18,34 @@ import numpy as np
 import pybullet_data
 
 from hri.kinematics import Chain, cartesian_line, joint_path, solve, solve_path
-
-ROBOT_URDF = Path(__file__).resolve().parent.parent.parent / "assets" / "robot" / "lbr_iisy.urdf"
-HOME = [0.0, 0.2, 2.0, 0.0, 0.94159, 0.0]  # hri.robot.arm.HOME, rounded
+from hri.kinematics.arm_model import DEFAULT_MODEL, SHIPPED, ArmModel, resolve_model
 
 
 def _fmt(values) -> str:
     return "(" + ", ".join(f"{v:+.4f}" for v in values) + ")"
 
 
-def _robot() -> None:
-    arm = Chain.from_urdf(ROBOT_URDF, "base_link", "tool0")
-    print(f"robot chain {arm.base_link} -> {arm.tip_link}: joints {', '.join(arm.joint_names)}")
-    (x, y, z), quat = arm.tip_pose(HOME)
-    print(f"FK at home {_fmt(HOME)}: tool0 at {_fmt((x, y, z))}, quaternion {_fmt(quat)}")
+def _robot(model: ArmModel) -> None:
+    arm = model.chain()
+    print(f"robot {model.name}, chain {arm.base_link} -> {arm.tip_link}: joints {', '.join(arm.joint_names)}")
+    home = list(model.settings.get("home", arm.neutral()))
+    (x, y, z), quat = arm.tip_pose(home)
+    print(f"FK at home {_fmt(home)}: {arm.tip_link} at {_fmt((x, y, z))}, quaternion {_fmt(quat)}")
     target = ((x + 0.1, y + 0.2, z - 0.1), quat)
     started = time.perf_counter()
-    result = solve(arm, target, HOME)
+    result = solve(arm, target, home)
     elapsed = (time.perf_counter() - started) * 1e3
     print(f"IK to {_fmt(target[0])}: valid={result.valid} q={_fmt(result.q)} "
           f"error {result.position_error_m:.1e} m / {result.orientation_error_rad:.1e} rad, "
           f"{result.iterations} iterations, {elapsed:.2f} ms")
-    far = solve(arm, ((3.0, 0.0, 0.5), quat), HOME)
+    far = solve(arm, ((3.0, 0.0, 0.5), quat), home)
     print(f"IK to (3, 0, 0.5), out of reach: valid={far.valid}, "
           f"residual {far.position_error_m:.3f} m")
-    line = cartesian_line(arm.tip_pose(HOME), target, v_max=0.25, a_max=1.0, rate_hz=50.0)
-    joints = solve_path(arm, line.poses, HOME)
+    line = cartesian_line(arm.tip_pose(home), target, v_max=0.25, a_max=1.0, rate_hz=50.0)
+    joints = solve_path(arm, line.poses, home)
     print(f"Cartesian line: {len(line.poses)} poses over {line.duration:.3f} s at 50 Hz, "
           f"IK valid for all: {all(r.valid for r in joints)}")
-    move = joint_path(HOME, result.q, arm.velocity_limits, 8.0, rate_hz=50.0)
+    move = joint_path(home, result.q, arm.velocity_limits, 8.0, rate_hz=50.0)
     print(f"joint path home -> IK solution: {move.duration:.3f} s, {len(move.times)} samples")
 
 
@@ -53,6 +60,22 @@ def _person() -> None:
     print(f"hand 10 cm forward and up: valid={reach.valid}, q={_fmt(reach.q)}")
 
 
-if __name__ == "__main__":
-    _robot()
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hri.kinematics", description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", nargs="?", default=DEFAULT_MODEL,
+                        help=f"a shipped robot ({', '.join(SHIPPED)}) or a URDF file")
+    parser.add_argument("--base-link", help="the link the arm is mounted by (default: the model's)")
+    parser.add_argument("--tool-link", help="the link at the tool (default: the model's)")
+    args = parser.parse_args(argv)
+    try:
+        model = resolve_model(args.model, None, args.base_link, args.tool_link)
+    except ValueError as err:
+        print(f"python -m hri.kinematics: {args.model}: {err}", file=sys.stderr)
+        return 2
+    _robot(model)
     _person()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

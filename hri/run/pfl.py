@@ -31,11 +31,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from defusedxml import ElementTree
-
 from hri.base import yaml_values
 from hri.base.errors import HriError
-from hri.kinematics.urdf import read_urdf
 
 #: the data file of Annex A's Tables A.2 and A.3, in the installed package's assets
 DATA_FILE = "safety/iso_ts_15066_body_regions.yaml"
@@ -126,26 +123,6 @@ def load_body_regions(path: str | Path | None = None) -> dict[str, BodyRegion]:
 def body_regions() -> dict[str, BodyRegion]:
     """The installed data file's body regions, read once."""
     return load_body_regions()
-
-
-def moving_mass(urdf: str | Path) -> float:
-    """M: the total mass (kg) of the links that move, those below at least one joint that is
-    not fixed."""
-    model = read_urdf(urdf)
-    masses = _link_masses(urdf)
-    moving = [link for link in model.links
-              if any(j.kind != "fixed" for j in model.path(model.root, link))]
-    return sum(masses.get(link, 0.0) for link in moving)
-
-
-def _link_masses(urdf: str | Path) -> dict[str, float]:
-    root = ElementTree.fromstring(Path(urdf).read_bytes().rstrip(b"\0\r\n\t "))
-    masses = {}
-    for link in root.findall("link"):
-        mass = link.find("inertial/mass")
-        if mass is not None:
-            masses[link.get("name")] = float(mass.get("value"))
-    return masses
 
 
 def robot_effective_mass(moving: float, payload: float = 0.0) -> float:

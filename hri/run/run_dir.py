@@ -371,6 +371,7 @@ def load_kept_run(path: Path, option: str = "--from", trust_plugins: bool = Fals
                        manifest.get("strict", False), manifest.get("rerun_of"))
     shown = str(path.resolve() / SCENARIO)
     scenario = load_scenario(shown, check_trees=False)
+    _check_kept_model(path, scenario, option)
     used = _kept_inputs(path, scenario, manifest["files"], option)
     unused = sorted(set(manifest["files"]) - used - {SCENARIO})
     if unused:
@@ -383,6 +384,17 @@ def load_kept_run(path: Path, option: str = "--from", trust_plugins: bool = Fals
 
     validate_trees(scenario, shown)
     return KeptRun(path, scenario, record)
+
+
+def _check_kept_model(path: Path, scenario: Scenario, option: str) -> None:
+    """The kept scenario's arm is a shipped one: a run folder does not keep a robot model file
+    (nor its meshes), and one found outside it need not be the file the run had."""
+    from hri.kinematics.arm_model import SHIPPED
+
+    model = scenario.robot.model
+    if model.name not in SHIPPED:
+        raise HriError(f"{option} {path}: {SCENARIO}: robot.model {model.name!r} is a file, which a run folder "
+                       "does not keep (the one found need not be the run's): run its scenario file again instead")
 
 
 def _kept_inputs(path: Path, scenario: Scenario, files: dict[str, Any], option: str) -> set[str]:

@@ -42,7 +42,7 @@ from hri.run.groot2 import LiveTrees
 from hri.scenario.faults import check_split
 from hri.base.geometry import Pose
 from hri.run.monitor import SafetyLimits, SafetyMonitor, zone_of
-from hri.run.pfl import moving_mass, robot_effective_mass
+from hri.run.pfl import robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
 from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager
@@ -223,7 +223,8 @@ class Simulation:
         self.server = ActorServer(link.server_endpoint())
         robot_config = replace(scenario.robot.config, seed=int(planner_seed.generate_state(1)[0]))
         self.robot = RobotArm(self.client, scenario.robot.base,
-                              lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config)
+                              lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config,
+                              scenario.robot.model)
         self.called = CalledFlag(self.events.emit, self.now)
         self.parts = PartManager(self.client, scenario.parts, scenario.areas, furniture,
                                  scenario.furniture, np.random.default_rng(parts_seed), self._world_events)
@@ -274,11 +275,9 @@ class Simulation:
 
     def _pfl_setup(self) -> PflSetup:
         """Power and force limiting's figures, in every safety mode: the robot's effective mass
-        from its URDF's moving links and, where the scenario feeds parts, one part as payload
-        (what the robot carries at most; a carried part is massless in the physics)."""
-        parts, safety = self.scenario.parts, self.scenario.safety
-        payload = parts.mass if parts.feeders else 0.0
-        return PflSetup(robot_effective_mass(moving_mass(self.robot.urdf), payload),
+        from its moving parts' mass and its payload (:class:`hri.scenario.model.RobotSetup`)."""
+        robot, safety = self.scenario.robot, self.scenario.safety
+        return PflSetup(robot_effective_mass(robot.moving_mass_kg, robot.payload_kg),
                         safety.pfl.contact_distance_m, safety.rest_speed_m_s)
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":

@@ -29,15 +29,16 @@ from hri.base.numbers import brief, duration_problem, is_number, range_problem
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_RATE_HZ, MEASURED, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
+from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_MASS_KG, MAX_RATE_HZ, MEASURED, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
                                 PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
-from hri.workcell.layout import Room
+from hri.workcell.layout import PartsSettings, Room
 
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
+    from hri.kinematics.arm_model import ArmModel
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 
@@ -49,7 +50,9 @@ _SCHEMA: dict[str, Any] = {
     "simulation": {"duration_s": float, "physics_rate_hz": float, "tree_rate_hz": float, "person_rate_hz": float},
     "room": {"size": list, "wall_height": float},
     "furniture": "any",
-    "robot": {"base": "pose", "reduced_velocity": float, "config": "any"},
+    "robot": {"base": "pose", "reduced_velocity": float, "config": "any", "model": str, "base_link": str,
+              "tool_link": str, "moving_mass_kg": float, "payload_kg": float,
+              "limits": {"position": list, "velocity": "any"}},
     "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float},
     "zones": {"warning": list, "stop": list},
     "areas": "any",
@@ -257,23 +260,26 @@ def build_scenario(document: Document, file: str) -> Scenario:
     poses = {name: _read_pose(f"poses.{name}", spec, fail) for name, spec in (data.get("poses") or {}).items()}
     base = _read_pose("robot.base", data["robot"]["base"], fail)
     start = _read_pose("person.start", data["person"]["start"], fail)
-    robot_config = _read_robot_config(data["robot"].get("config"), fail)
+    arm = _read_robot_model(data["robot"], document.path.parent, fail)
+    robot_config = _read_robot_config(data["robot"].get("config"), arm, fail)
     net = _read_net(data.get("net"), fail)
     faults = _read_faults(data.get("faults"), fail)
     check_workcell(data, fail)
     _validate_layout(room, zones, areas, {**{f"poses.{k}": v for k, v in poses.items()},
                                           "robot.base": base, "person.start": start}, fail)
     trees = _read_trees(document, fail)
+    parts = read_parts(data, fail)
     simulation, robot, person, safety = data["simulation"], data["robot"], data["person"], data["safety"]
     return Scenario(
         path=document.path, name=data["name"],
         simulation=SimulationSettings(**{key: float(value) for key, value in simulation.items()}),
         room=room, furniture=read_furniture(data, fail),
-        robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config),
+        robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config, arm,
+                         *_read_robot_masses(robot, arm, parts, fail)),
         person=PersonSetup(start, float(person["walk_stride_m"]), float(person.get("clearance_m", CLEARANCE_M))),
         zones=zones, areas=areas, poses=poses, trees=trees,
         safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail),
-        net=net, parts=read_parts(data, fail), faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
+        net=net, parts=parts, faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
 
 
@@ -444,27 +450,74 @@ def _area(points: Any, name: str) -> Area:
     return Area(corners, name)
 
 
-def _read_robot_config(config: Any, fail: Fail) -> RobotConfig:
-    """``robot.config``: the arm's parameters (:class:`hri.robot.arm.RobotConfig`)."""
+def _read_robot_model(robot: dict, folder: Path, fail: Fail) -> ArmModel:
+    """``robot.model``, ``robot.base_link``, ``robot.tool_link``: which arm, and the links its
+    chain runs between (:func:`hri.kinematics.arm_model.resolve_model`)."""
+    from hri.kinematics.arm_model import DEFAULT_MODEL, resolve_model
+
+    try:
+        return resolve_model(robot.get("model", DEFAULT_MODEL), folder, robot.get("base_link"),
+                             robot.get("tool_link"), robot.get("limits"))
+    except ValueError as err:
+        message = str(err)
+        keys = ("robot.base_link", "robot.tool_link", "robot.limits.position", "robot.limits.velocity")
+        key = next((k for k in keys if message.startswith(k + ":")), None)
+        if key is None:
+            fail(f"robot.model: {message}", "robot.model" if "model" in robot else "robot")
+        fail(message, key if key.split(".")[1] in robot else "robot.model")
+
+
+def _read_robot_masses(robot: dict, arm: ArmModel, parts: PartsSettings, fail: Fail) -> tuple[float, float]:
+    """``robot.moving_mass_kg`` (default: the URDF's) and ``robot.payload_kg`` (default: one part
+    where the scenario feeds parts), for power and force limiting's effective mass."""
+    from hri.kinematics.arm_model import moving_mass
+
+    for key in ("moving_mass_kg", "payload_kg"):
+        if key in robot and (problem := range_problem(robot[key], 0.0, MAX_MASS_KG, " kg")) is not None:
+            fail(f"robot.{key} {problem}", f"robot.{key}")
+    moving = float(robot["moving_mass_kg"]) if "moving_mass_kg" in robot else moving_mass(arm.urdf)
+    if moving <= 0.0:
+        fail(f"robot.moving_mass_kg: the links of {arm.urdf.name} that move have no mass (<inertial><mass>); "
+             "power and force limiting needs it: set robot.moving_mass_kg", "robot.model")
+    payload = float(robot["payload_kg"]) if "payload_kg" in robot else (parts.mass if parts.feeders else 0.0)
+    return moving, payload
+
+
+def _read_robot_config(config: Any, arm: ArmModel, fail: Fail) -> RobotConfig:
+    """``robot.config``: the arm's parameters (:class:`hri.robot.arm.RobotConfig`); the
+    per-joint ones default to the shipped arm's, and a model that is not shipped must set them
+    (its file gives position and velocity limits, not these)."""
     from dataclasses import fields
 
-    from hri.robot.arm import RobotConfig, parse_parameter
+    from hri.robot.arm import PER_JOINT, RobotConfig, parse_parameter
 
-    if config is None:
-        return RobotConfig()
-    if not isinstance(config, dict):
+    if config is not None and not isinstance(config, dict):
         fail(f"'robot.config' must be a mapping, got {brief(config)}", "robot.config")
+    config = config or {}
     known = {f.name for f in fields(RobotConfig)}
-    values = {}
+    values: dict[str, Any] = dict(arm.settings)
+    missing = [name for name in PER_JOINT if name not in values and name not in config]
+    if missing:
+        fail(f"robot.config.{missing[0]}: the robot model {arm.name} gives no {missing[0]}; set robot.config's "
+             f"{', '.join(missing)} (one value, or {arm.joint_count}: one per joint)", "robot.model")
     for name, value in config.items():
         key = f"robot.config.{name}"
         if name not in known:
             fail(f"unknown key '{key}' (known: {', '.join(sorted(known))})", key)
         try:
-            values[name] = parse_parameter(name, value)
+            values[name] = parse_parameter(name, value, arm.joint_count)
         except ValueError as err:
             fail(f"{key} {err}", key)
+    _check_home(values["home"], arm, fail)
     return RobotConfig(**values)
+
+
+def _check_home(home: tuple[float, ...], arm: ArmModel, fail: Fail) -> None:
+    """The home pose lies within the arm's joint limits (the model's or robot.limits)."""
+    for name, q, (lower, upper, _) in zip(arm.joints, home, arm.limits):
+        if not lower <= q <= upper:
+            fail(f"robot.config.home: {q:g} rad for joint {name!r} is outside its limits "
+                 f"{lower:g}..{upper:g} ({arm.urdf.name})", "robot.config.home")
 
 
 def _read_net(net: Any, fail: Fail) -> NetworkQuality:

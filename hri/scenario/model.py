@@ -22,6 +22,7 @@ from hri.workcell.layout import Furniture, PartsSettings, Room
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
+    from hri.kinematics.arm_model import ArmModel
 
 ROLES = ("person", "robot")
 #: the service network's channels in a run, one per service (docs/network.md), which ``net``
@@ -39,6 +40,8 @@ MAX_RATE_HZ = 10_000.0
 MIN_PHYSICS_RATE_HZ = 1.0
 #: an angle in degrees (a yaw) lies within -MAX_ANGLE_DEG..MAX_ANGLE_DEG, one turn either way
 MAX_ANGLE_DEG = 360.0
+#: the largest mass (kg) of a scenario: the robot's moving parts, its payload
+MAX_MASS_KG = 1000.0
 #: the most shelf sections, and the most parts a feeder keeps: each one is bodies in the
 #: physics (the presets have 3 sections and keep 4 parts)
 MAX_COUNT = 100
@@ -66,11 +69,18 @@ class SimulationSettings:
 
 @dataclass(frozen=True)
 class RobotSetup:
-    """``robot``: where it is mounted, its velocity fraction in the warning zone, its settings."""
+    """``robot``: where it is mounted, its velocity fraction in the warning zone, its settings
+(their per-joint values one per joint of ``model``), which arm it is, and the masses power and
+force limiting takes: M, the arm's moving parts (by default its URDF links' below a moving
+joint), and the payload m_L (by default one part where the scenario feeds parts: what the
+robot carries at most; a carried part is massless in the physics)."""
 
     base: Pose
     reduced_velocity: float
     config: RobotConfig
+    model: ArmModel
+    moving_mass_kg: float
+    payload_kg: float
 
 
 @dataclass(frozen=True)

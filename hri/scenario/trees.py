@@ -54,7 +54,7 @@ def _check_robot_reach(scenario: Scenario, file: str, main: str, trees: dict, re
     from hri.robot.arm import arm_reach
     from hri.robot.nodes import arm_targets
 
-    shoulder_height, reach = arm_reach()
+    shoulder_height, reach = arm_reach(scenario.robot.model)
     base = scenario.robot.base
     keys, literals = arm_targets(trees, main, registry)
     places = {f"areas.{k}": area.points for k, area in scenario.areas.items() if k in keys}

@@ -1,0 +1,285 @@
+"""The robot comes from the scenario: ``robot.model`` names a shipped arm or a URDF file, the
+scenario names its base and tool links, and an arm of any number of revolute joints runs
+(the Franka Panda of PyBullet's data, 7 joints). ``python -m hri.kinematics`` takes the model
+the same way and runs from an installed package."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from hri.base.errors import HriError
+from hri.base.geometry import Pose
+from hri.kinematics import Chain
+from hri.kinematics import arm_model
+from hri.kinematics.arm_model import KINDS, SHIPPED, resolve_model
+from hri.robot.arm import MotionStatus, RobotArm, RobotConfig, arm_reach
+from hri.robot.scene import quaternion_angle
+from hri.run.sim import Simulation
+from hri.scenario.load import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "bad_inputs"
+DT = 1.0 / 240.0
+BASE = Pose.from_xy_yaw(1.3, 0.45, math.pi / 2.0, z=0.75)
+
+
+def test_the_shipped_arms_and_their_chains():
+    iisy, panda = resolve_model("lbr_iisy"), resolve_model("panda")
+    assert (iisy.base_link, iisy.tool_link, iisy.joints) == ("base_link", "tool0", tuple(f"A{i}" for i in range(1, 7)))
+    assert (panda.base_link, panda.tool_link) == ("panda_link0", "panda_grasptarget")
+    assert panda.joints == tuple(f"panda_joint{i}" for i in range(1, 8))
+    for model in (iisy, panda):  # each shipped setting has one value per joint
+        assert all(len(values) == model.joint_count for values in model.settings.values())
+    assert arm_reach(iisy) == (0.4, 1.3)  # the LBR iisy's, as before
+    assert arm_reach(panda) == pytest.approx((0.333, 1.0913), abs=1e-4)  # pybullet_data's panda.urdf offsets
+
+
+def test_a_scenario_without_robot_model_runs_the_lbr_iisy_and_one_key_swaps_the_arm():
+    default = load_scenario("coexistence")
+    assert default.robot.model == resolve_model("lbr_iisy")
+    assert default.robot.config == RobotConfig()  # the presets' settings, unchanged
+    panda = load_scenario("coexistence", ["robot.model=panda"])
+    assert panda.robot.model.joint_count == 7
+    assert panda.robot.config.home == SHIPPED["panda"].settings["home"]
+    assert len(panda.robot.config.max_jerk) == 7
+    scalar = load_scenario("coexistence", ["robot.model=panda", "robot.config.max_jerk=500"])
+    assert scalar.robot.config.max_jerk == (500.0,) * 7
+
+
+def test_a_urdf_file_relative_to_the_scenario_with_its_links_and_settings(tmp_path):
+    shutil.copy(CORPUS / "_model_arm.urdf", tmp_path / "arm.urdf")
+    text = (CORPUS / "_good_scenario.yaml").read_text().replace("../../trees/", f"{ROOT}/trees/")
+    text = text.replace("  reduced_velocity: 0.1\n", "  reduced_velocity: 0.1\n  model: arm.urdf\n  base_link: base\n"
+                        "  tool_link: tool\n  config: {home: [0.0, 0.5], max_acceleration: 10, max_jerk: [100, 200]}\n")
+    (tmp_path / "cell.yaml").write_text(text)
+    scenario = load_scenario(str(tmp_path / "cell.yaml"), check_trees=False)
+    model = scenario.robot.model
+    assert (model.urdf, model.base_link, model.tool_link, model.joints) == (tmp_path / "arm.urdf", "base", "tool", ("j1", "j2"))
+    assert scenario.robot.config.max_acceleration == (10.0, 10.0)
+    assert scenario.robot.config.max_jerk == (100.0, 200.0)
+    with pytest.raises(HriError, match=r"robot.config.home: 2.5 rad for joint 'j2' is outside its limits -2..2"):
+        load_scenario(str(tmp_path / "cell.yaml"), ["robot.config.home=[0.0, 2.5]"], check_trees=False)
+
+
+def test_joint_limits_come_from_the_model_or_the_scenario(tmp_path):
+    """A URDF joint without a velocity limit is refused unless robot.limits gives one; the
+    scenario's limits replace the model's in the body's joint model and in the planner's chain."""
+    with pytest.raises(ValueError, match="joint 'j2' has no position and velocity limits"):
+        resolve_model("_model_no_limits.urdf", CORPUS)
+    given = resolve_model("_model_no_limits.urdf", CORPUS, limits={"velocity": 1.5})
+    assert given.limits == ((-3.0, 3.0, 1.5), (-2.0, 2.0, 1.5))
+    narrow = [[-1.0, 1.0]] * 7
+    overrides = [f"robot.limits.position={narrow}", "robot.limits.velocity=[1, 1, 1, 1, 2, 2, 2]"]
+    with pytest.raises(HriError, match=r"robot.config.home: -2.2 rad for joint 'panda_joint4' is outside its limits -1..1"):
+        load_scenario("coexistence_panda", overrides, check_trees=False)  # the shipped home is outside them
+    scenario = load_scenario("coexistence_panda", [*overrides, "robot.config.home=[0, -0.3, 0, -0.9, 0, 0.9, 0]"],
+                             check_trees=False)
+    client = p.connect(p.DIRECT)
+    try:
+        arm = RobotArm(client, BASE, lambda c: [], scenario.robot.config, scenario.robot.model)
+        for joints in (arm.model, arm.scene.model):
+            assert joints.lower.tolist() == [-1.0] * 7 and joints.upper.tolist() == [1.0] * 7
+            assert joints.max_velocity.tolist() == [1, 1, 1, 1, 2, 2, 2]
+        assert arm.scene.chain.lower.tolist() == [-1.0] * 7
+        assert arm.scene.chain.velocity_limits.tolist() == [1, 1, 1, 1, 2, 2, 2]
+        arm.move_to_joints([0.0, -0.3, 0.0, -1.5, 0.0, 0.9, 0.0])  # within the URDF's, not the scenario's
+        assert arm.failure == "invalid_joints"
+        arm.close()
+    finally:
+        p.disconnect(client)
+
+
+def test_a_file_kind_is_one_entry_of_the_lookup(tmp_path, monkeypatch):
+    """How a Denavit-Hartenberg table comes in: a KINDS entry turns its file into a URDF, and a
+    SHIPPED entry names such a file; here a made-up kind that copies a URDF."""
+    made = tmp_path / "made.urdf"
+
+    def build(path: Path) -> arm_model.ModelFile:
+        made.write_text(path.read_text())
+        return arm_model.ModelFile(made, {"max_jerk": (50.0, 60.0), "home": (0.1, 0.1)})
+
+    table = tmp_path / "two.table"
+    table.write_text((CORPUS / "_model_arm.urdf").read_text())
+    monkeypatch.setitem(KINDS, ".table", build)
+    model = resolve_model("two.table", tmp_path)
+    assert (model.urdf, model.joints) == (made, ("j1", "j2"))
+    assert model.settings == {"max_jerk": (50.0, 60.0), "home": (0.1, 0.1)}  # the file's own settings
+    monkeypatch.setitem(SHIPPED, "two", arm_model.Shipped(lambda: table, "base", "tool", {"home": (0.0, 0.0)}))
+    assert resolve_model("two").settings == {"max_jerk": (50.0, 60.0), "home": (0.0, 0.0)}  # the shipped entry's win
+    with pytest.raises(ValueError, match="unknown robot 'two.tabel'"):
+        resolve_model("two.tabel", tmp_path)
+
+
+def test_power_and_force_limiting_takes_the_masses_from_the_model_or_the_scenario():
+    assert load_scenario("coexistence").robot.moving_mass_kg == pytest.approx(27.001)  # the URDF's
+    assert load_scenario("coexistence_panda").robot.moving_mass_kg == pytest.approx(15.06)
+    assert load_scenario("cooperation").robot.payload_kg == 0.3  # one part, where parts are fed
+    scenario = load_scenario("coexistence", ["robot.moving_mass_kg=30", "robot.payload_kg=2.5"])
+    assert (scenario.robot.moving_mass_kg, scenario.robot.payload_kg) == (30.0, 2.5)
+    with Simulation(scenario, seed=1) as sim:
+        assert sim.monitor.pfl.setup.robot_mass_kg == 30.0 / 2 + 2.5  # m_R = M/2 + m_L
+
+
+@pytest.fixture(scope="module")
+def panda_arm():
+    client = p.connect(p.DIRECT)
+    p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
+    p.setTimeStep(DT, physicsClientId=client)
+    model = resolve_model("panda")
+    config = RobotConfig(**model.settings)
+    arm = RobotArm(client, BASE, lambda c: [], config, model)
+    yield arm
+    arm.close()
+    p.disconnect(client)
+
+
+def _until_done(arm: RobotArm, seconds: float) -> MotionStatus:
+    for _ in range(int(seconds / DT)):
+        arm.step(DT)
+        p.stepSimulation(physicsClientId=arm.client)
+        if arm.status in (MotionStatus.SUCCEEDED, MotionStatus.FAILED):
+            break
+    return arm.status
+
+
+def test_a_seven_joint_arm_moves_to_a_tool_pose_and_to_joint_values(panda_arm):
+    arm = panda_arm
+    assert len(arm.joint_positions()) == 7
+    target = Pose(1.1, 0.85, 0.95, 1.0, 0.0, 0.0, 0.0)  # 0.45 m in front of the base, tool down
+    arm.move_to(target)
+    assert _until_done(arm, 10.0) == MotionStatus.SUCCEEDED, arm.failure
+    pose = arm.tool_pose()
+    assert np.linalg.norm(np.subtract(pose.position, target.position)) < 0.01
+    assert quaternion_angle(pose.orientation, target.orientation) < 0.06
+    chain = Chain.from_urdf(arm.urdf, "panda_link0", "panda_grasptarget", base_pose=(BASE.position, BASE.orientation))
+    position, _ = chain.tip_pose(arm.joint_positions())  # the kinematics core agrees with PyBullet's link
+    assert np.linalg.norm(np.subtract(position, pose.position)) < 1e-6
+    arm.move_to_joints(list(arm.home))
+    assert _until_done(arm, 10.0) == MotionStatus.SUCCEEDED, arm.failure
+    arm.move_to_joints(list(arm.home[:6]))  # six values for seven joints
+    assert arm.status == MotionStatus.FAILED and arm.failure == "invalid_joints"
+
+
+def test_links_off_the_chain_count_in_the_sweeps(panda_arm):
+    """The Panda's hand and fingers hang off the chain (panda_joint7 -> grasptarget): the
+    planner's sweep bounds must move them with the wrist, else a path is checked as if they
+    stood still and a finger scrapes the table."""
+    scene = panda_arm.scene
+    names = {p.getJointInfo(scene.body, k, physicsClientId=scene.client)[12].decode(): k
+             for k in range(scene.model.num_links)}
+    wrist, hand, finger = names["panda_link7"], names["panda_hand"], names["panda_leftfinger"]
+    for reach in (scene._reach, scene._axis_reach):
+        assert np.all(reach[:, hand] > 0.0) and np.all(reach[:, finger] > 0.0)
+        assert np.all(reach[:, finger] >= reach[:, wrist])  # farther out than the link it hangs from
+
+
+def test_config_values_per_joint_must_match_the_arm():
+    client = p.connect(p.DIRECT)
+    try:
+        with pytest.raises(ValueError, match="'max_acceleration' has 6 values, the arm panda 7 joints"):
+            RobotArm(client, BASE, lambda c: [], RobotConfig(), resolve_model("panda"))
+    finally:
+        p.disconnect(client)
+
+
+ZONE_WALK = ROOT / "tests" / "data" / "zone_walk_person.xml"  # into the warning zone, the stop zone, out
+
+
+def test_the_panda_variant_works_its_table_without_a_violation():
+    """The coexistence preset with the Panda, its person walking into the warning and the stop
+    zone: cycles of the robot's task, no move failing, no safety violation (600 s of it and of
+    the preset are the slow tests below)."""
+    scenario = load_scenario("coexistence_panda", [f"trees.person={ZONE_WALK}"])
+    with Simulation(scenario, seed=1) as sim:
+        stats = sim.run(30.0)
+    assert stats["zone_entries"] == {"warning": 1, "stop": 1}, stats
+    assert stats["robot_cycles"] >= 2, stats
+    assert stats["robot_move_failures"] == {} and stats["safety_violations"] == 0, stats
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("overrides", [[], [f"trees.person={ZONE_WALK}"],
+                                       [f"trees.person={ZONE_WALK}", "safety.mode=ssm"]])
+def test_the_panda_variant_runs_ten_minutes_without_a_violation(overrides):
+    with Simulation(load_scenario("coexistence_panda", overrides), seed=1) as sim:
+        stats = sim.run(600.0)
+    assert stats["complete"] and stats["safety_violations"] == 0 and stats["pfl_violations"] == 0, stats
+    assert stats["robot_cycles"] >= 50 and stats["robot_move_failures"] == {}, stats
+
+
+IDLE_TREE = """<root BTCPP_format="4" main_tree_to_execute="Idle">
+  <BehaviorTree ID="Idle"><Sleep msec="1000"/></BehaviorTree>
+</root>
+"""
+
+
+def test_your_own_urdf_arm_runs_and_its_run_folder_is_not_rerun_with_a_file_found_later(tmp_path):
+    """A two-joint URDF arm of the user's, next to the scenario, runs (a robot tree that does
+    not move it). Its run folder keeps no copy of the URDF: a rerun from the folder refuses a
+    file it finds there in one line rather than run an arm that need not be the run's."""
+    shutil.copy(CORPUS / "_model_arm.urdf", tmp_path / "arm.urdf")
+    (tmp_path / "idle.xml").write_text(IDLE_TREE)
+    text = (CORPUS / "_good_scenario.yaml").read_text().replace("../../trees/", f"{ROOT}/trees/")
+    text = text.replace(f"  robot: {ROOT}/trees/coexistence_robot.xml", "  robot: idle.xml")
+    text = text.replace("  reduced_velocity: 0.1\n", "  reduced_velocity: 0.1\n  model: arm.urdf\n"
+                        "  config: {home: 0, max_acceleration: 10, max_jerk: 100}\n")
+    (tmp_path / "cell.yaml").write_text(text)
+    hri = [sys.executable, "-m", "hri.cli.main"]
+    run = subprocess.run([*hri, "run", str(tmp_path / "cell.yaml"), "--duration", "1", "--out", str(tmp_path / "run")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    shutil.copy(tmp_path / "arm.urdf", tmp_path / "run" / "arm.urdf")
+    again = subprocess.run([*hri, "run", "--from", str(tmp_path / "run"), "--out", str(tmp_path / "again")],
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode != 0 and not (tmp_path / "again").exists()
+    assert [line for line in again.stderr.splitlines() if line.strip()] == [
+        f"--from {tmp_path / 'run'}: scenario.yaml: robot.model 'arm.urdf' is a file, which a run folder does not "
+        "keep (the one found need not be the run's): run its scenario file again instead"]
+
+
+def _installed(tmp_path: Path) -> Path:
+    """The package as pip installs it (a wheel built from a copy of the sources, unpacked):
+    the files it ships and nothing else of the checkout."""
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".*", "build", "runs", "__pycache__", "*.egg-info"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "wheel"),
+                            str(source)], capture_output=True, text=True, timeout=600)
+    if built.returncode != 0:
+        pytest.skip(f"cannot build a wheel here: {built.stderr.strip().splitlines()[-1:]}")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(next((tmp_path / "wheel").glob("hri-*.whl"))) as wheel:
+        wheel.extractall(site)
+    return site
+
+
+def test_the_kinematics_demo_runs_from_an_installed_package(tmp_path):
+    site = _installed(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONWARNINGS": "ignore"}
+
+    def demo(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "hri.kinematics", *args], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=120)
+
+    shipped = demo()
+    assert shipped.returncode == 0, shipped.stderr
+    assert shipped.stdout.startswith("robot lbr_iisy, chain base_link -> tool0: joints A1, A2, A3, A4, A5, A6\n")
+    assert f"{site}/hri/kinematics/__main__.py" in subprocess.run(
+        [sys.executable, "-c", "import hri.kinematics.__main__ as m; print(m.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, env=env).stdout  # the installed copy ran
+    shutil.copy(CORPUS / "_model_arm.urdf", tmp_path / "arm.urdf")
+    own = demo("arm.urdf", "--tool-link", "tool")
+    assert own.returncode == 0, own.stderr
+    assert own.stdout.startswith("robot arm.urdf, chain base -> tool: joints j1, j2\n")
+    missing = demo("nowhere.urdf")
+    assert (missing.returncode, missing.stderr) == (2, "python -m hri.kinematics: nowhere.urdf: no such file "
+                                                       "'nowhere.urdf' (nowhere.urdf)\n")
