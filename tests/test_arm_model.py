@@ -99,6 +99,29 @@ def test_joint_limits_come_from_the_model_or_the_scenario(tmp_path):
         p.disconnect(client)
 
 
+def test_a_denavit_hartenberg_table_is_an_arm_of_its_own(tmp_path, monkeypatch):
+    """``robot.model: FILE.yaml`` is a DH table: its URDF body is generated into the cache
+    (once per table: the same text, the same file), its limits come from the table, its links
+    from the table's base and tool; a mistake in the table is one line at the table's line."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    table = tmp_path / "my_arm.yaml"
+    shutil.copy(ROOT / "assets" / "robot" / "ur5.yaml", table)
+    home = "robot.config.home=[0, -0.6, -1.6, -2.5, -1.57, 0]"  # a file of the user's has no home
+    scenario = load_scenario("coexistence_ur5", [f"robot.model={table}", home], check_trees=False)
+    model = scenario.robot.model
+    assert (model.base_link, model.tool_link, model.joint_count) == ("base_link", "tool0", 6)
+    assert model.urdf.parent == tmp_path / "cache" / "hri" / "robots" and model.urdf.name.startswith("my_arm-")
+    assert scenario.robot.config.max_jerk == (80.0, 80.0, 100.0, 150.0, 150.0, 200.0)
+    again = load_scenario("coexistence_ur5", [f"robot.model={table}", home], check_trees=False)
+    assert again.robot.model.urdf == model.urdf and len(list(model.urdf.parent.iterdir())) == 1
+    assert resolve_model("ur5").joints == model.joints
+    table.write_text(table.read_text().replace("d: 0.10915", "d: .nan", 1))
+    with pytest.raises(HriError) as error:
+        load_scenario("coexistence_ur5", [f"robot.model={table}", home], check_trees=False)
+    line = next(n for n, text in enumerate(table.read_text().splitlines(), 1) if ".nan" in text)
+    assert str(error.value).startswith(f"{table}:{line}: "), error.value
+
+
 def test_a_file_kind_is_one_entry_of_the_lookup(tmp_path, monkeypatch):
     """How a Denavit-Hartenberg table comes in: a KINDS entry turns its file into a URDF, and a
     SHIPPED entry names such a file; here a made-up kind that copies a URDF."""
@@ -195,11 +218,13 @@ def test_config_values_per_joint_must_match_the_arm():
 ZONE_WALK = ROOT / "tests" / "data" / "zone_walk_person.xml"  # into the warning zone, the stop zone, out
 
 
-def test_the_panda_variant_works_its_table_without_a_violation():
-    """The coexistence preset with the Panda, its person walking into the warning and the stop
-    zone: cycles of the robot's task, no move failing, no safety violation (600 s of it and of
-    the preset are the slow tests below)."""
-    scenario = load_scenario("coexistence_panda", [f"trees.person={ZONE_WALK}"])
+@pytest.mark.parametrize("variant", ["coexistence_panda", "coexistence_ur5"])
+def test_the_arm_variants_work_their_table_without_a_violation(variant):
+    """The coexistence preset with the Panda (7 joints, a URDF) and with the UR-5 (6 joints,
+    built from its DH table), the person walking into the warning and the stop zone: cycles of
+    the robot's task, no move failing, no safety violation (600 s of it and of the preset are
+    the slow tests below)."""
+    scenario = load_scenario(variant, [f"trees.person={ZONE_WALK}"])
     with Simulation(scenario, seed=1) as sim:
         stats = sim.run(30.0)
     assert stats["zone_entries"] == {"warning": 1, "stop": 1}, stats
@@ -210,8 +235,9 @@ def test_the_panda_variant_works_its_table_without_a_violation():
 @pytest.mark.slow
 @pytest.mark.parametrize("overrides", [[], [f"trees.person={ZONE_WALK}"],
                                        [f"trees.person={ZONE_WALK}", "safety.mode=ssm"]])
-def test_the_panda_variant_runs_ten_minutes_without_a_violation(overrides):
-    with Simulation(load_scenario("coexistence_panda", overrides), seed=1) as sim:
+@pytest.mark.parametrize("variant", ["coexistence_panda", "coexistence_ur5"])
+def test_the_arm_variants_run_ten_minutes_without_a_violation(variant, overrides):
+    with Simulation(load_scenario(variant, overrides), seed=1) as sim:
         stats = sim.run(600.0)
     assert stats["complete"] and stats["safety_violations"] == 0 and stats["pfl_violations"] == 0, stats
     assert stats["robot_cycles"] >= 50 and stats["robot_move_failures"] == {}, stats

@@ -222,20 +222,21 @@ def test_a_box_geometry_and_a_table_of_seven_joints_load_in_pybullet(tmp_path, c
     p.removeBody(body, physicsClientId=client)
 
 
-def test_the_ur5_body_plans_and_moves_as_the_simulations_arm(ur5, tmp_path):
+def test_the_ur5_body_plans_and_moves_as_the_simulations_arm(ur5):
     """The body built from the table, loaded as the run loads an arm (RobotArm, planning scene,
     jerk-limited motion under gravity at the published torques), reaches a tool pose 20 cm away."""
     from hri.base.geometry import Pose
+    from hri.kinematics.arm_model import resolve_model
     from hri.robot.arm import RobotArm, RobotConfig
     from hri.robot.motion import MotionStatus
 
     client = p.connect(p.DIRECT)
     try:
         p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
-        config = RobotConfig(home=(0.0, -1.2, 1.5, -1.9, -1.57, 0.0), max_acceleration=tuple(ur5.acceleration_limits),
+        model = resolve_model("ur5")  # robot.model: ur5, as a scenario names it
+        config = RobotConfig(home=model.settings["home"], max_acceleration=tuple(ur5.acceleration_limits),
                              max_jerk=tuple(ur5.jerk_limits))
-        arm = RobotArm(client, Pose.from_xy_yaw(0.0, 0.0, 0.0, z=0.75), lambda c: [], config,
-                       urdf_path=ur5.write_urdf(tmp_path))
+        arm = RobotArm(client, Pose.from_xy_yaw(0.0, 0.0, 0.0, z=0.75), lambda c: [], config, model)
         start = arm.tool_pose()
         target = Pose(start.position[0] + 0.1, start.position[1] + 0.15, start.position[2] - 0.1, *start.orientation)
         arm.move_to(target)

@@ -4,11 +4,10 @@ bound its chain.
 ``robot.model`` is a shipped robot's name (:data:`SHIPPED`) or a file, relative to the scenario,
 whose kind its name's ending tells (:data:`KINDS`). A kind is a function that gives the URDF the
 simulation loads for the file, with any per-joint settings the file carries besides (a
-:class:`ModelFile`): a ``.urdf`` is loaded as it is; another description of an arm (a
-Denavit–Hartenberg table, say) is one more entry of :data:`KINDS`, a function that writes its
-URDF and returns its path and the table's acceleration and jerk limits. A shipped robot is a
-file of some kind plus what its file does not carry (the base and tool links, a home pose,
-acceleration and jerk limits).
+:class:`ModelFile`): a ``.urdf`` is loaded as it is; a ``.yaml`` is a Denavit–Hartenberg table
+(:mod:`hri.kinematics.dh`), whose URDF body hri writes into its cache and whose acceleration and
+jerk limits it takes. A shipped robot is a file of some kind plus what its file does not carry
+(the base and tool links, a home pose, acceleration and jerk limits).
 
 :func:`resolve_model` checks what it can without a physics client: the file exists and parses,
 the base and tool links exist, a chain of revolute joints joins them, and every one of those
@@ -21,6 +20,7 @@ from __future__ import annotations
 import difflib
 import importlib.resources
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,9 +52,42 @@ def _urdf_file(path: Path) -> ModelFile:
     return ModelFile(path)
 
 
+def _dh_file(path: Path) -> ModelFile:
+    """A Denavit–Hartenberg table (:mod:`hri.kinematics.dh`): the URDF body built from it, in
+    the cache (:func:`generated_urdf`), and the table's acceleration and jerk limits. A mistake
+    in the table is an HriError at its line."""
+    from hri.kinematics.dh import read_dh
+
+    robot = read_dh(path)
+    return ModelFile(generated_urdf(path.stem, robot.urdf_text()),
+                     {"max_acceleration": tuple(float(v) for v in robot.acceleration_limits),
+                      "max_jerk": tuple(float(v) for v in robot.jerk_limits)})
+
+
+def generated_urdf(stem: str, text: str) -> Path:
+    """The file holding the URDF ``text`` that hri generated (from a DH table): in
+    ``$XDG_CACHE_HOME/hri/robots`` (else ``~/.cache/hri/robots``), named by the text's SHA-256,
+    so the same table gives the same file, runs at once share it, and it is written (whole, or
+    not at all) only when missing. ValueError when the folder cannot be written."""
+    import hashlib
+
+    from hri.base.files import write_atomic
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hri" / "robots"
+    path = cache / f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.urdf"
+    try:
+        if not path.is_file():
+            cache.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text)
+    except OSError as err:
+        raise ValueError(f"cannot write the arm's generated URDF to {shown_path(cache)}: "
+                         f"{err.strerror or err} (set XDG_CACHE_HOME to a folder you can write)") from None
+    return path
+
+
 #: file kind (how the file's name ends; the longest that fits counts) -> the function making a
 #: :class:`ModelFile` of such a file (ValueError with a message, or HriError at the file's line)
-KINDS: dict[str, Callable[[Path], ModelFile]] = {".urdf": _urdf_file}
+KINDS: dict[str, Callable[[Path], ModelFile]] = {".urdf": _urdf_file, ".yaml": _dh_file, ".yml": _dh_file}
 
 
 @dataclass(frozen=True)
@@ -72,6 +105,15 @@ class Shipped:
 def _asset(name: str) -> Callable[[], Path]:
     """A file of ``assets/robot`` as the installed package holds it."""
     return lambda: Path(str(importlib.resources.files("hri.assets") / "robot" / name))
+
+
+def _shipped_dh(name: str) -> Callable[[], Path]:
+    """A DH table hri ships (:data:`hri.kinematics.dh.SHIPPED`)."""
+    def locate() -> Path:
+        from hri.kinematics.dh import shipped_dh_path
+
+        return shipped_dh_path(name)
+    return locate
 
 
 def _pybullet_data(name: str) -> Callable[[], Path]:
@@ -107,9 +149,15 @@ PANDA_SETTINGS = {
 
 #: name -> a robot hri ships (``robot.model: NAME``); a shipped DH table is one more entry whose
 #: file is of a kind in :data:`KINDS`
+#: the UR-5's home (rad): elbow up, the tool pointing down 0.13 m over the table in front of the
+#: base; from there the IK finds elbow-up solutions over the table (from an upright arm it
+#: finds the elbow down, through the table)
+UR5_SETTINGS = {"home": (0.0, -0.6, -1.6, -2.5, -1.57, 0.0)}
+
 SHIPPED: dict[str, Shipped] = {
     "lbr_iisy": Shipped(_asset("lbr_iisy.urdf"), "base_link", "tool0", LBR_IISY_SETTINGS),
     "panda": Shipped(_pybullet_data("franka_panda/panda.urdf"), "panda_link0", "panda_grasptarget", PANDA_SETTINGS),
+    "ur5": Shipped(_shipped_dh("ur5"), "base_link", "tool0", UR5_SETTINGS),
 }
 
 #: the ``robot.config`` keys with one value per joint, which a model that is not shipped must set
