@@ -1,0 +1,140 @@
+"""Several people: each an actor, a tree and a safety monitor of their own, the robot's safety
+over all of them, and figures per person (tests/data/people/coexistence_pair.yaml: the
+coexistence worker and a visitor who walks into the warning and the stop zone)."""
+
+import json
+import math
+from pathlib import Path
+
+import pybullet as p
+import pytest
+
+from hri.base.errors import HriError
+from hri.run.monitor import strictest
+from hri.run.sim import Simulation, run_queue_plan, run_scenario
+from hri.scenario.load import load_scenario
+from test_cli import hri
+
+PAIR = Path(__file__).parent / "data" / "people" / "coexistence_pair.yaml"
+
+
+@pytest.fixture(scope="module")
+def pair_run(tmp_path_factory):
+    """A 40-s seeded run of the two-person scenario, with its folder."""
+    out = tmp_path_factory.mktemp("pair")
+    stats = run_scenario(load_scenario(str(PAIR)), 40.0, seed=1, out_dir=out)
+    return stats, out
+
+
+def test_people_load_with_their_names_trees_and_strides():
+    scenario = load_scenario(str(PAIR))
+    assert [person.name for person in scenario.people] == ["worker", "visitor"]
+    assert list(scenario.trees) == ["worker", "visitor", "robot"]
+    assert scenario.trees["visitor"].name == "visitor.xml"
+    assert [person.walk_stride_m for person in scenario.people] == [1.239, 1.0]
+    one = load_scenario("coexistence")
+    assert [person.name for person in one.people] == ["person"] and not one.several
+
+
+def test_each_person_has_queues_of_their_own():
+    plan = run_queue_plan(True, load_scenario(str(PAIR)))
+    assert {"actor-worker-action", "actor-worker-feedback", "actor-visitor-action", "actor-visitor-feedback",
+            "tree-worker-in", "tree-visitor-out", "tree-robot-in"} <= set(plan)
+    assert set(run_queue_plan(False, load_scenario("coexistence"))) == {"actor-action", "actor-feedback"}
+
+
+def test_strictest_zone_of_any_person_holds():
+    assert strictest(["safe", "stop", "warning"]) == "stop"
+    assert strictest([None, "warning", "safe"]) == "warning"
+    assert strictest([None]) is None
+
+
+def test_both_people_act_and_get_figures_of_their_own(pair_run):
+    stats, out = pair_run
+    worker, visitor = stats["people"]["worker"], stats["people"]["visitor"]
+    assert stats["safety_violations"] == 0 and stats["person_contacts"] == 0 and stats["complete"]
+    assert worker["person_actions"] > 0 and visitor["person_actions"] > 0
+    assert stats["person_actions"] == worker["person_actions"] + visitor["person_actions"]
+    # the visitor goes into the warning and the stop zone, the worker stays at the bench
+    assert visitor["zone_entries"]["stop"] >= 1 and worker["zone_entries"] == {"warning": 0, "stop": 0}
+    assert stats["min_separation_m"] == min(worker["min_separation_m"], visitor["min_separation_m"])
+    # the run's zone time is the strictest zone's: the visitor's here
+    assert stats["zone_time_s"] == visitor["zone_time_s"]
+    assert sum(stats["zone_time_s"].values()) == pytest.approx(40.0)
+    assert {path.name for path in out.glob("*.btlog")} == {"worker.btlog", "visitor.btlog", "robot.btlog"}
+
+
+def test_events_and_trajectory_name_the_person(pair_run):
+    _, out = pair_run
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    entered = {(e["person"], e["zone"]) for e in events if e["event"] == "zone_enter"}
+    assert ("visitor", "stop") in entered and ("worker", "stop") not in entered
+    finished = {e["tree"] for e in events if e["event"] == "person_action_finished"}
+    assert finished == {"worker", "visitor"}
+    lines = (out / "trajectory.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    assert header[:9] == ["t", "person_x", "person_y", "person_yaw", "zone", "robot_velocity_fraction",
+                          "robot_speed_fraction", "robot_fastest_point_m_s", "separation_m"]
+    assert header[9:] == [f"person_{name}_{c}" for name in ("worker", "visitor")
+                          for c in ("x", "y", "yaw", "zone", "separation_m")]
+    for line in lines[1:]:
+        row = dict(zip(header, line.split(",")))
+        assert row["person_x"] == row["person_worker_x"]  # the first person's columns as with one
+        assert row["zone"] == strictest([row["person_worker_zone"], row["person_visitor_zone"]])
+        assert float(row["separation_m"]) == min(float(row["person_worker_separation_m"]),
+                                                 float(row["person_visitor_separation_m"]))
+
+
+def test_the_robot_sees_the_nearest_person_and_the_strictest_zone():
+    with Simulation(load_scenario(str(PAIR)), seed=1) as sim:
+        seen = set()
+        for _ in range(int(12.0 / sim.dt)):
+            ticks = sim.step_count % sim.tree_every == 0 and sim.step_count > 0
+            if ticks:  # what the monitors have when the sample is published, before this step's tick
+                nearest = min(sim.people, key=lambda person: person.monitor.last_separation).name
+                zone = strictest(person.monitor.zone for person in sim.people)
+            sim.step()
+            if ticks:
+                board = sim.trees["robot"].blackboard
+                seen.add(board.get("human_name"))
+                assert (board.get("human_name"), board.get("human_zone")) == (nearest, zone)
+        assert seen == {"visitor"}  # nearer to the robot than the worker at the bench throughout
+
+
+def test_two_people_inside_each_other_are_a_violation():
+    """Mutation: PeopleWatch ignoring the overlap (or the sim never calling it) fails here."""
+    with Simulation(load_scenario(str(PAIR)), seed=1) as sim:
+        sim.step()
+        worker, visitor = sim.people
+        pose = worker.plugin.pose
+        for body in (worker.plugin.body_id, visitor.plugin.body_id):  # the visitor moved onto the worker
+            position, orientation = p.getBasePositionAndOrientation(worker.plugin.body_id, physicsClientId=sim.client)
+            p.resetBasePositionAndOrientation(visitor.plugin.body_id, position, orientation, physicsClientId=sim.client)
+        before = sim.stats.safety_violations
+        sim.people_watch.check(sim.now(), {"worker": (pose.x, pose.y), "visitor": (pose.x, pose.y)})
+        assert sim.stats.person_contacts == 1 and sim.stats.safety_violations == before + 1
+        apart = {"worker": (pose.x, pose.y), "visitor": (pose.x + 3.0, pose.y)}  # never asked when far apart
+        sim.people_watch.check(sim.now(), apart)
+        assert sim.stats.person_contacts == 1
+
+
+def test_the_run_folder_keeps_each_persons_tree(tmp_path):
+    """The scenario a run folder keeps names each person's copied tree in their entry."""
+    out = tmp_path / "run"
+    result = hri("run", str(PAIR), "--duration", "0.5", "--seed", "1", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    again = load_scenario(str(out / "scenario.yaml"))
+    assert list(again.trees) == ["worker", "visitor", "robot"]
+    assert all(out / "inputs" in tree.parents for tree in again.trees.values())
+
+
+def test_a_fault_breaks_the_actor_of_the_person_it_names(tmp_path):
+    """Mutation: FaultTargets.actor giving the first person's plugin whatever the name fails here."""
+    scenario = load_scenario(str(PAIR)).with_faults(["actor_hang:visitor@1"])
+    with Simulation(scenario, seed=1) as sim:
+        with pytest.raises(HriError, match="actor plugin has not answered"):
+            sim.run(10.0)
+        worker, visitor = sim.people
+        assert visitor.plugin._hung and not worker.plugin._hung
+    with pytest.raises(HriError, match="--fault actor_hang:nobody@1: no person 'nobody' \\(people: worker, visitor\\)"):
+        load_scenario(str(PAIR)).with_faults(["actor_hang:nobody@1"])
