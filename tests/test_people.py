@@ -138,3 +138,23 @@ def test_a_fault_breaks_the_actor_of_the_person_it_names(tmp_path):
         assert visitor.plugin._hung and not worker.plugin._hung
     with pytest.raises(HriError, match="--fault actor_hang:nobody@1: no person 'nobody' \\(people: worker, visitor\\)"):
         load_scenario(str(PAIR)).with_faults(["actor_hang:nobody@1"])
+
+
+def test_split_gives_the_same_run_with_two_people(tmp_path):
+    """Each person's tree in a process of its own: the same statistics and trajectory."""
+    runs = {}
+    for split in (False, True):
+        out = tmp_path / f"split{split}"
+        stats = run_scenario(load_scenario(str(PAIR)), 8.0, seed=2, out_dir=out, split=split)
+        runs[split] = ({k: v for k, v in stats.items() if k not in ("wall_time_s", "real_time_factor")},
+                       (out / "trajectory.csv").read_bytes())
+    assert runs[True] == runs[False]
+    assert runs[True][0]["people"]["visitor"]["person_actions"] > 0
+
+
+def test_each_tree_has_groot2_ports_of_its_own():
+    from hri.run.groot2 import tree_ports
+
+    trees = list(load_scenario(str(PAIR)).trees)
+    assert tree_ports(1667, trees) == {"worker": 1667, "visitor": 1669, "robot": 1671}
+    assert tree_ports(1667) == {"person": 1667, "robot": 1669}
