@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pybullet as p
 import pytest
 
@@ -158,3 +159,18 @@ def test_each_tree_has_groot2_ports_of_its_own():
     trees = list(load_scenario(str(PAIR)).trees)
     assert tree_ports(1667, trees) == {"worker": 1667, "visitor": 1669, "robot": 1671}
     assert tree_ports(1667) == {"person": 1667, "robot": 1669}
+
+
+def test_the_path_plot_and_the_heatmap_show_every_person(pair_run):
+    """Mutation: people_paths giving only person_x/person_y draws one path and fails here."""
+    from hri.batch import plots
+
+    _, out = pair_run
+    traj = plots.read_trajectory(out / "trajectory.csv")
+    paths = plots.people_paths(traj)
+    assert list(paths) == ["worker", "visitor"]
+    assert np.array_equal(paths["worker"][0], traj["person_x"])
+    figure = plots.run_path_figure(traj, None)
+    drawn = [c for c in figure.axes[0].collections if hasattr(c, "get_segments")]
+    assert [len(c.get_segments()) for c in drawn] == [len(traj["t"]) - 1] * 2
+    assert figure.axes[0].get_title() == "the people's paths"
