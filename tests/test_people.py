@@ -174,3 +174,35 @@ def test_the_path_plot_and_the_heatmap_show_every_person(pair_run):
     drawn = [c for c in figure.axes[0].collections if hasattr(c, "get_segments")]
     assert [len(c.get_segments()) for c in drawn] == [len(traj["t"]) - 1] * 2
     assert figure.axes[0].get_title() == "the people's paths"
+
+
+def test_time_within_halls_distances_is_what_a_query_every_step_gives():
+    """Each person's time within Hall's distances of the robot, against the separation queried
+    on every physics step (the body posed where it is, as the monitor poses it for a query).
+    Mutation: not scheduling a query before the gap can cross a bound (the proxemics term of
+    the wait) leaves the visitor's personal and social times off by far more than a step."""
+    from hri.run.monitor import proxemic_zone
+
+    with Simulation(load_scenario(str(PAIR)), seed=1) as sim:
+        brute = {person.name: dict.fromkeys(("intimate", "personal", "social", "public"), 0.0) for person in sim.people}
+        for _ in range(int(25.0 / sim.dt)):
+            sim.step()
+            for person in sim.people:
+                person.plugin.preview(sim.now() - sim.dt, sim.dt)
+                points = p.getClosestPoints(person.plugin.body_id, sim.robot.body_id, 50.0, physicsClientId=sim.client)
+                brute[person.name][proxemic_zone(min(pt[8] for pt in points))] += sim.dt
+        for person in sim.people:
+            kept = person.figures.proxemic_time_s
+            assert sum(kept.values()) == pytest.approx(25.0)
+            for zone, seconds in brute[person.name].items():
+                assert kept[zone] == pytest.approx(seconds, abs=3 * sim.dt), (person.name, zone)
+        assert brute["visitor"]["personal"] > 1.0 and brute["visitor"]["social"] > 1.0
+
+
+def test_replay_serves_every_persons_tree(pair_run):
+    from hri.run.replay import read_run
+
+    _, out = pair_run
+    trees = read_run(out)
+    assert list(trees) == ["visitor", "worker", "robot"]  # the people by name, then the robot
+    assert all(tree.times_us for tree in trees.values())

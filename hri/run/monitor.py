@@ -63,7 +63,10 @@ violation for any person is a violation, so the strictest zone of any person hol
 robot's own figures (time by mode and speed band, velocity changes, the run's ``zone_time_s``)
 follow the strictest zone of any person, kept by the first person's monitor
 (:meth:`SafetyMonitor.account_robot`). With one person, :meth:`SafetyMonitor.step` does all
-of it in the order it always did.
+of it in the order it always did. With several people each monitor also keeps the person's
+time within Hall's proxemic distances of the robot (:data:`PROXEMICS`, by the separation): a
+query is then also due before the gap can cross one of their bounds, either way (the gap
+changes no faster than the closing speed), so the time is exact to a physics step.
 
 Contacts. With a :class:`~hri.run.pfl_contacts.PflSetup`, every step's newest separation goes
 to power and force limiting (:mod:`hri.run.pfl_contacts`), which judges the steps below its
@@ -109,6 +112,17 @@ class SafetyLimits:
     stopping_time_s: float
     rest_speed_m_s: float
     speed_tolerance: float
+
+
+#: Hall's proxemic distances (E. T. Hall, The Hidden Dimension, 1966) as human-aware navigation
+#: benchmarks report them: the separation below each bound, in metres; beyond the last, public
+PROXEMICS = (("intimate", 0.45), ("personal", 1.2), ("social", 3.6))
+PUBLIC = "public"
+
+
+def proxemic_zone(separation_m: float) -> str:
+    """Hall's distance a separation lies in: intimate, personal, social or public."""
+    return next((name for name, bound in PROXEMICS if separation_m < bound), PUBLIC)
 
 
 #: the zones from the least to the most strict: of several people's, the last present holds
@@ -198,6 +212,8 @@ class SafetyMonitor:
         self.client = client
         self.person = stats if person is None else person  # where the person's figures go
         self.name = name  # several people: whose monitor (in its events)
+        # several people: time within Hall's distances (queried whenever the gap may cross one)
+        self.proxemics = person is not None and hasattr(person, "proxemic_time_s")
         self._who = {} if name is None else {"person": name}
         self.ssm = ssm  # SSM mode: the separation is measured and checked against S_p every step
         self.person_speed = person_speed  # the person's bound now (ActorPlugin.speed_bound), else the top speed
@@ -449,7 +465,10 @@ class SafetyMonitor:
             self.person.min_separation_m = distance
             self.closest = (self.now, closest)
         floor = max(CONTACT_M, min(self.person.min_separation_m, EXACT_M))
-        self.next_separation_t = self.now + max(0.0, distance - floor) / self.closing_speed
+        wait = max(0.0, distance - floor)
+        if self.proxemics:  # and before the gap can cross a bound of Hall's distances, either way
+            wait = min(wait, min(abs(distance - bound) for _, bound in PROXEMICS))
+        self.next_separation_t = self.now + wait / self.closing_speed
 
     # --- per step ---------------------------------------------------------------------
     def _closest_names(self, pt) -> list[str]:
@@ -516,6 +535,8 @@ class SafetyMonitor:
             self.joint_speeds()  # every step: the separation bound gains what the robot left unused
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
+        if self.proxemics:
+            self.person.proxemic_time_s[proxemic_zone(self.last_separation)] += self.dt
         if self.pfl is not None:
             self.pfl.step(t, posed, self.last_separation)
         if self._ssm_watch is not None:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from hri.workcell.parts import PartCounts
 
 ZONES = ("safe", "warning", "stop")
+#: Hall's distances of a person from the robot (hri.run.monitor.PROXEMICS), nearest first
+PROXEMIC_ZONES = ("intimate", "personal", "social", "public")
 ROBOT_MODES = ("full", "reduced", "stopped")
 #: the bands of the velocity fraction the safety function allows (``speed_band_time_s``)
 SPEED_BANDS = ("0", "0-25%", "25-50%", "50-75%", "75-100%", "100%")
@@ -86,6 +88,8 @@ class PersonStats:
     person_actions_failed: int = 0
     person_action_failures: dict[str, int] = field(default_factory=dict)
     safety_violations: int = 0
+    # time within Hall's distances of the robot (hri.run.monitor.PROXEMICS), by the separation
+    proxemic_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in PROXEMIC_ZONES})
 
     def count_action(self, fields: dict[str, Any]) -> None:
         """A finished action of this person's (``person_action_finished``)."""
@@ -106,6 +110,7 @@ class PersonStats:
             "person_actions_failed": self.person_actions_failed,
             "person_action_failures": _most_frequent(self.person_action_failures),
             "safety_violations": self.safety_violations,
+            "proxemic_time_s": {k: round(v, 6) for k, v in self.proxemic_time_s.items()},
         }
 
 
