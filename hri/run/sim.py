@@ -185,6 +185,7 @@ class Simulation:
         self.trajectory_every = max(1, round(rates.physics_rate_hz * TRAJECTORY_PERIOD_S))
         self.trajectory = TrajectoryLog(tuple(person.name for person in scenario.people) if scenario.several else ())
         self.people: list[PersonRun] = []
+        self.several = scenario.several  # read every step
         self.events = EventLog()
         self.btlogs: dict[str, BtLogFile] = {}  # with out_dir: each tree's status transitions (ROLE.btlog)
         self.live: LiveTrees | None = None  # with groot2_port: the trees' Groot2 publishers
@@ -420,7 +421,7 @@ class Simulation:
         a query (then what the robot saw would depend on when the monitor asks)."""
         now = self.now()
         cap = None if self.ssm is None else self.robot.safety_cap
-        if not self.scenario.several:
+        if not self.several:
             person = self.plugin.pose_at(now)
             self.services.publish(person, self._zone_of(self.people[0], person), cap)
         else:  # the nearest person (by the newest separation; the first of equals) and the strictest zone
@@ -464,7 +465,7 @@ class Simulation:
             self._tick_trees()
         else:
             self.network.advance(t)  # what a channel's latency delivers between ticks
-        if not self.scenario.several:
+        if not self.several:
             animation = self._animate(self.people[0], t)
             posed = bool(animation)
             if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
