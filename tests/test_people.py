@@ -86,14 +86,18 @@ def test_events_and_trajectory_name_the_person(pair_run):
                                                  float(row["person_visitor_separation_m"]))
 
 
-def test_the_robot_sees_the_nearest_person_and_the_strictest_zone():
+def test_the_robot_sees_the_nearest_person_in_the_strictest_zone():
+    """The pose the robot's tree gets is of a person in the strictest zone of any (its trees
+    test the pose against the zones' areas), of them the nearest. Mutation: choosing the
+    nearest of all (or the first) fails here."""
     with Simulation(load_scenario(str(PAIR)), seed=1) as sim:
         seen = set()
         for _ in range(int(12.0 / sim.dt)):
             ticks = sim.step_count % sim.tree_every == 0 and sim.step_count > 0
             if ticks:  # what the monitors have when the sample is published, before this step's tick
-                nearest = min(sim.people, key=lambda person: person.monitor.last_separation).name
                 zone = strictest(person.monitor.zone for person in sim.people)
+                nearest = min((person for person in sim.people if person.monitor.zone == zone),
+                              key=lambda person: person.monitor.last_separation).name
             sim.step()
             if ticks:
                 board = sim.trees["robot"].blackboard
@@ -206,3 +210,18 @@ def test_replay_serves_every_persons_tree(pair_run):
     trees = read_run(out)
     assert list(trees) == ["visitor", "worker", "robot"]  # the people by name, then the robot
     assert all(tree.times_us for tree in trees.values())
+
+
+def test_a_person_in_a_stricter_zone_wins_over_a_nearer_one():
+    """Mutation: publishing the nearest person of all sends the worker here and fails."""
+    with Simulation(load_scenario(str(PAIR)), seed=1) as sim:
+        sim.step()
+        worker, visitor = sim.people
+        sent = []
+        sim.services.safety.publish = lambda pose, zone, cap, person: sent.append((zone, person))
+        worker.monitor.last_separation, visitor.monitor.last_separation = 0.5, 2.0  # the worker nearer
+        worker.monitor.zone, visitor.monitor.zone = "safe", "warning"
+        sim._tick_trees()
+        worker.monitor.zone = "warning"  # both in the warning zone: the nearer
+        sim._tick_trees()
+        assert sent == [("warning", "visitor"), ("warning", "worker")]

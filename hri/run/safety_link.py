@@ -14,10 +14,11 @@ and as violations.
 With an ideal channel (the presets' default) a pose published before the trees tick arrives
 in the same tick, so the robot sees the person as it is.
 
-With several people each sample is the nearest person's pose (nearest to the robot, by the
-safety monitor's separation), the strictest zone of any person (``stop`` before ``warning``
-before ``safe``: the zone the robot must obey), and ``person``, the nearest person's name; the
-tree finds it as ``human_name``.
+With several people each sample is of the person in the strictest zone of any (``stop``
+before ``warning`` before ``safe``: the zone the robot must obey; of several there, the
+nearest to the robot by the safety monitor's newest separation): their pose, their zone and
+``person``, their name, which the tree finds as ``human_name``. A tree that tests the pose
+against the zones' areas then obeys the strictest zone too.
 
 In SSM mode (``safety.mode: ssm``) each sample also carries ``speed_cap``, the velocity
 fraction the speed and separation monitoring allows the arm now (0: a protective stop); the

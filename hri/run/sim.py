@@ -42,7 +42,7 @@ from hri.bt.loggers.groot2_publisher import Access
 from hri.run.groot2 import LiveTrees
 from hri.scenario.faults import check_split
 from hri.base.geometry import Pose
-from hri.run.monitor import PeopleWatch, SafetyLimits, SafetyMonitor, strictest, zone_of
+from hri.run.monitor import ZONE_ORDER, PeopleWatch, SafetyLimits, SafetyMonitor, strictest, zone_of
 from hri.run.pfl import moving_mass, robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
 from hri.base.mqueue import RunQueues, cleanup_stale
@@ -424,11 +424,12 @@ class Simulation:
         if not self.several:
             person = self.plugin.pose_at(now)
             self.services.publish(person, self._zone_of(self.people[0], person), cap)
-        else:  # the nearest person (by the newest separation; the first of equals) and the strictest zone
+        else:  # the person in the strictest zone, of them the nearest (by the newest separation)
             poses = [person.plugin.pose_at(now) for person in self.people]
-            zone = strictest(self._zone_of(person, pose) for person, pose in zip(self.people, poses))
-            nearest = min(range(len(self.people)), key=lambda i: self.people[i].monitor.last_separation)
-            self.services.publish(poses[nearest], zone, cap, self.people[nearest].name)
+            zones = [self._zone_of(person, pose) for person, pose in zip(self.people, poses)]
+            chosen = min(range(len(self.people)),
+                         key=lambda i: (-ZONE_ORDER.index(zones[i]), self.people[i].monitor.last_separation))
+            self.services.publish(poses[chosen], zones[chosen], cap, self.people[chosen].name)
         self.network.advance(now)
         for role, host in self.trees.items():
             result = host.tick(now)

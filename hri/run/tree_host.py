@@ -13,7 +13,7 @@ person   ``actor`` (:class:`~hri.actor.service.ActorClient`: the person's own, b
          a run with several people), ``parts``, ``called``
 robot    ``robot`` (:class:`~hri.robot.service.RobotClient`), ``parts``, ``called``;
          the ``safety`` stream is written to the blackboard before each tick
-         (``human_pose``, ``human_zone``, ``human_name``: the nearest person's)
+         (``human_pose``, ``human_zone``, ``human_name``: of the person in the strictest zone)
 =======  ==================================================================
 
 A tree is named like the scenario's trees (:attr:`~hri.scenario.model.Scenario.trees`): each
