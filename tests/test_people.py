@@ -225,3 +225,23 @@ def test_a_person_in_a_stricter_zone_wins_over_a_nearer_one():
         worker.monitor.zone = "warning"  # both in the warning zone: the nearer
         sim._tick_trees()
         assert sent == [("warning", "visitor"), ("warning", "worker")]
+
+
+def test_a_walk_keeps_clear_of_where_another_person_is_walking():
+    """While the worker walks to the bench, what the visitor's walks go around covers the rest
+    of the worker's walk, up to its end (mutation: only where the worker stands fails here)."""
+    from shapely.geometry import Point
+
+    with Simulation(load_scenario(str(PAIR)), seed=1) as sim:
+        worker = sim.people[0]
+        for _ in range(int(5.0 / sim.dt)):  # the worker's first walk: to the bench
+            if len(worker.plugin.walk_ahead()) >= 2:
+                break
+            sim.step()
+        ahead = worker.plugin.walk_ahead()
+        assert len(ahead) >= 2 and math.dist(ahead[0], ahead[-1]) > 1.0  # walking, the bench still ahead
+        assert ahead[-1] == pytest.approx((6.7, 4.45))
+        (shape,) = sim._others_footprints(1)
+        assert shape.contains(Point(ahead[-1])) and shape.contains(Point(ahead[0]))
+        assert shape.area > 2 * 0.3 * math.dist(ahead[0], ahead[-1])
+        assert len(sim.people[1].plugin.walk_ahead()) >= 1

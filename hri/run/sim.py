@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pybullet as p
-from shapely.geometry import box
+from shapely.geometry import LineString, Point, box
 
 from hri.actor.animation import ClipLibrary
 from hri.actor.plugin import ActorPlugin
@@ -337,11 +337,16 @@ class Simulation:
         return PersonRun(person, link, plugin, ActorServer(link.server_endpoint()), figures)
 
     def _others_footprints(self, index: int) -> list:
-        """The squares around the other people's pelvises now (a walk of person ``index`` goes around them)."""
-        half = PERSON_FOOTPRINT_M
-        return [box(pose.x - half, pose.y - half, pose.x + half, pose.y + half)
-                for i, person in enumerate(self.people) if i != index
-                for pose in (person.plugin.pose,)]
+        """What a walk of person ``index`` goes around: each other person where they stand and,
+        while they walk, the rest of their walk, ``PERSON_FOOTPRINT_M`` either side (the one who
+        starts later gives way; where neither can, the monitor counts a contact)."""
+        shapes = []
+        for i, person in enumerate(self.people):
+            if i != index:
+                ahead = person.plugin.walk_ahead()
+                line = Point(ahead[0]) if len(ahead) == 1 else LineString(ahead)
+                shapes.append(line.buffer(PERSON_FOOTPRINT_M, cap_style="square"))
+        return shapes
 
     def _pfl_setup(self) -> PflSetup:
         """Power and force limiting's figures, in every safety mode: the robot's effective mass
