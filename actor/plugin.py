@@ -272,6 +272,15 @@ class ActorPlugin(SafetyLookahead):
         return ActorFailure.NONE
 
     # ------------------------------------------------------------------ movement
+    def walk_ahead(self) -> list[tuple[float, float]]:
+        """Where the person stands and, while walking, the corners still ahead of the walk (the
+        ends of the legs not done yet): what another person's walk keeps clear of."""
+        here = (float(self._motion.xy[0]), float(self._motion.xy[1]))
+        if self.state is not ActorState.MOVEMENT or not self._legs:
+            return [here]
+        ahead = [leg.start_xy + leg.distance * leg.direction for leg in self._legs[self._motion.leg:]]
+        return [here, *((float(x), float(y)) for x, y in ahead)]
+
     def _plan(self, message: ActionMessage) -> list[Leg]:
         """The legs of a movement: one per corner of the route to the target."""
         walk = self.clips.walk

@@ -2,7 +2,8 @@
 
 Both are created by the run's :class:`~hri.base.mqueue.RunQueues` (per-run names, mode 0600,
 registered and unlinked when the run ends) as ``<prefix>-actor-action`` and
-``<prefix>-actor-feedback``. All operations but ``wait()`` are non-blocking:
+``<prefix>-actor-feedback``; in a run with several people each person's actor has two of its
+own, ``<prefix>-actor-NAME-action`` and ``<prefix>-actor-NAME-feedback`` (:func:`suffixes`). All operations but ``wait()`` are non-blocking:
 
 - ``receive()`` returns ``None`` when the queue is empty; a record that does not decode is
   dropped and counted in ``.dropped``.
@@ -32,6 +33,13 @@ __all__ = ["ACTION_SUFFIX", "FEEDBACK_SUFFIX", "ActorLink", "PluginEndpoint", "S
 ACTION_SUFFIX = "actor-action"
 FEEDBACK_SUFFIX = "actor-feedback"
 _KEEP_LAST_ATTEMPTS = 8
+
+
+def suffixes(person: str | None = None) -> tuple[str, str]:
+    """The action and feedback queues' suffixes of ``person``'s actor (None: the one person's)."""
+    if person is None:
+        return ACTION_SUFFIX, FEEDBACK_SUFFIX
+    return f"actor-{person}-action", f"actor-{person}-feedback"
 
 
 def _receive_nowait(queue: posix_ipc.MessageQueue) -> bytes | None:
@@ -125,18 +133,20 @@ def default_depth() -> int:
 
 class ActorLink:
     """The action and feedback queues of one run's actor, created through ``run_queues``; when
-    the run's queue budget was short (``run_queues.short``), their in-process stand-ins."""
+    the run's queue budget was short (``run_queues.short``), their in-process stand-ins.
+    ``person``: whose actor, in a run with several people (None: the one person's)."""
 
-    def __init__(self, run_queues: RunQueues, max_messages: int | None = None):
+    def __init__(self, run_queues: RunQueues, max_messages: int | None = None, person: str | None = None):
         if max_messages is None:
             max_messages = default_depth()
         self.run_queues = run_queues
+        action, feedback = suffixes(person)
         if run_queues.short is None:
-            self.actions = run_queues.create(ACTION_SUFFIX, max_messages, ACTION_SIZE)
-            self.feedback = run_queues.create(FEEDBACK_SUFFIX, max_messages, FEEDBACK_SIZE)
+            self.actions = run_queues.create(action, max_messages, ACTION_SIZE)
+            self.feedback = run_queues.create(feedback, max_messages, FEEDBACK_SIZE)
         else:
-            self.actions = LocalQueue(run_queues.name(ACTION_SUFFIX), max_messages, ACTION_SIZE)
-            self.feedback = LocalQueue(run_queues.name(FEEDBACK_SUFFIX), max_messages, FEEDBACK_SIZE)
+            self.actions = LocalQueue(run_queues.name(action), max_messages, ACTION_SIZE)
+            self.feedback = LocalQueue(run_queues.name(feedback), max_messages, FEEDBACK_SIZE)
         for queue in (self.actions, self.feedback):
             queue.block = False  # every endpoint call returns at once (O_NONBLOCK)
 
@@ -159,10 +169,11 @@ class ActorLink:
                 return
 
     @staticmethod
-    def plan(max_messages: int | None = None) -> dict[str, tuple[int, int]]:
+    def plan(max_messages: int | None = None, person: str | None = None) -> dict[str, tuple[int, int]]:
         """The queues an ActorLink creates: suffix -> (max_messages, message_size)."""
         depth = default_depth() if max_messages is None else max_messages
-        return {ACTION_SUFFIX: (depth, ACTION_SIZE), FEEDBACK_SUFFIX: (depth, FEEDBACK_SIZE)}
+        action, feedback = suffixes(person)
+        return {action: (depth, ACTION_SIZE), feedback: (depth, FEEDBACK_SIZE)}
 
     def plugin_endpoint(self) -> PluginEndpoint:
         return PluginEndpoint(self.actions, self.feedback)

@@ -44,6 +44,17 @@ IDENTIFIERS = ("actor-server", SERVICE, "person")
 STREAM = "goal"
 KEY = "goal"  # a request's goal number, and the stream's
 QUERY = {"all_of": [SERVICE], "op": "animate"}
+
+
+def service_name(person: str | None = None) -> str:
+    """The actor service of ``person`` in a run with several people (None: the one person's);
+    a service is its own channel, so each person's traffic is too (``net.actor`` sets them all)."""
+    return SERVICE if person is None else f"{SERVICE}-{person}"
+
+
+def query(person: str | None = None) -> dict:
+    """How a person's tree finds their actor through the broker (None: the one person's)."""
+    return QUERY if person is None else {"all_of": [SERVICE, f"person-{person}"], "op": "animate"}
 _EARLY_CANCELS = 64  # cancels of goals not seen yet, remembered
 
 
@@ -57,10 +68,11 @@ def _number(payload: dict, key: str) -> float:
 class ActorService:
     """The simulation's side: requests to :class:`ActorServer` goals, goal state to the stream."""
 
-    def __init__(self, server: ActorServer) -> None:
+    def __init__(self, server: ActorServer, person: str | None = None) -> None:
         self.server = server
-        self.service = Service(SERVICE, IDENTIFIERS, {"animate": self._animate, "move": self._move,
-                                                      "cancel": self._cancel}, streams=[STREAM])
+        identifiers = IDENTIFIERS if person is None else (f"person-{person}", *IDENTIFIERS)
+        self.service = Service(service_name(person), identifiers, {"animate": self._animate, "move": self._move,
+                                                                   "cancel": self._cancel}, streams=[STREAM])
         self.goals = GoalBoard(self.service, STREAM, KEY, early_cancels=_EARLY_CANCELS)
 
     def _start(self, request: Request, send) -> dict[str, Any]:

@@ -78,8 +78,8 @@ def test_the_robot_tree_is_sent_the_pelvis_where_the_monitor_sees_it():
     sent = []
     with Simulation(load_scenario("collaboration"), seed=0) as sim:
         publish = sim.services.safety.publish
-        sim.services.safety.publish = lambda pose, zone, cap: (sent.append((pose.x, pose.y, sim.monitor.last_xy)),
-                                                               publish(pose, zone, cap))[1]
+        sim.services.safety.publish = lambda pose, zone, cap, person: (
+            sent.append((pose.x, pose.y, sim.monitor.last_xy)), publish(pose, zone, cap, person))[1]
         sim.run(30.0)
     assert len(sent) == 600  # 20 ticks a second
     moving = [(x, y, seen) for x, y, seen in sent[1:] if seen is not None and seen != sent[0][2]]

@@ -150,7 +150,8 @@ def test_intrusion_skips_only_points_that_cannot_be_deeper(moves, x0, y0):
     from hri.run.monitor import _NO_GUARD, SafetyMonitor
 
     zone = Area([(-0.5, -0.4), (0.5, -0.4), (0.5, 0.4), (-0.5, 0.4)])
-    monitor = SimpleNamespace(zones={"stop": zone}, stats=SimpleNamespace(max_stop_intrusion_m=None),
+    figures = SimpleNamespace(max_stop_intrusion_m=None)  # the person's figures: the run's with one person
+    monitor = SimpleNamespace(zones={"stop": zone}, stats=figures, person=figures,
                               intrusion_m=0.0, _intrusion_guard=_NO_GUARD)
     x, y, deepest = x0, y0, 0.0
     for dx, dy in [(0.0, 0.0), *moves]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,10 +58,22 @@ def read_trajectory(path: Path) -> dict[str, np.ndarray]:
     if missing:
         raise HriError(f"{path}: not a trajectory of hri: no column {missing[0]!r}")
     out: dict[str, np.ndarray] = {"zone": np.array([r["zone"] for r in rows], str)}
-    for key in TRAJECTORY_COLUMNS:
-        if key != "zone":
-            out[key] = np.array([_cell(r[key], path, line) for line, r in enumerate(rows, 2)], float)
+    people = [key for key in header if PERSON_XY.fullmatch(key)]  # several people: each one's pelvis
+    for key in [*(key for key in TRAJECTORY_COLUMNS if key != "zone"), *people]:
+        out[key] = np.array([_cell(r[key], path, line) for line, r in enumerate(rows, 2)], float)
     return out
+
+
+#: a column of one person's pelvis in a trajectory of several people (hri.run.stats.person_columns)
+PERSON_XY = re.compile(r"person_([A-Za-z][A-Za-z0-9_]*)_([xy])")
+
+
+def people_paths(traj: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each person's pelvis path by name: with one person, ``person``'s (``person_x``, ``person_y``)."""
+    names = [m.group(1) for key in traj if (m := PERSON_XY.fullmatch(key)) and m.group(2) == "x"]
+    if not names:
+        return {"person": (traj["person_x"], traj["person_y"])}
+    return {name: (traj[f"person_{name}_x"], traj[f"person_{name}_y"]) for name in names}
 
 
 def _cell(text: str | None, path: Path, line: int) -> float:
@@ -211,9 +224,9 @@ def heatmap_figure(batch: Batch, layout: dict[str, Any] | None, cell_m: float = 
     for run in batch.ok_runs():
         path = run.path / "trajectory.csv"
         if path.is_file():
-            traj = read_trajectory(path)
-            xs.append(traj["person_x"])
-            ys.append(traj["person_y"])
+            for x, y in people_paths(read_trajectory(path)).values():  # every person's
+                xs.append(x)
+                ys.append(y)
     x = np.concatenate(xs) if xs else np.zeros(0)
     y = np.concatenate(ys) if ys else np.zeros(0)
     fig = Figure(figsize=(8, 6), layout="constrained")
@@ -258,19 +271,24 @@ def run_layout_figure(layout: dict[str, Any] | None) -> Figure:
 
 
 def run_path_figure(traj: dict[str, np.ndarray], layout: dict[str, Any] | None) -> Figure:
-    """The floor plan with zones and furniture and the person's path coloured by time."""
+    """The floor plan with zones and furniture and the person's path coloured by time (with
+    several people each one's, named at its start)."""
     fig = Figure(figsize=(8, 6), layout="constrained")
     ax = fig.subplots()
-    x, y, t = traj["person_x"], traj["person_y"], traj["t"]
-    _draw_layout(ax, layout, x, y)
-    pts = np.column_stack([x, y]).reshape(-1, 1, 2)
-    lines = LineCollection(np.concatenate([pts[:-1], pts[1:]], axis=1), cmap="plasma", lw=1.5)
-    lines.set_array(t[:-1] if t.size > 1 else t)
-    ax.add_collection(lines)
+    paths, t = people_paths(traj), traj["t"]
+    _draw_layout(ax, layout, np.concatenate([x for x, _ in paths.values()]),
+                 np.concatenate([y for _, y in paths.values()]))
+    for name, (x, y) in paths.items():
+        pts = np.column_stack([x, y]).reshape(-1, 1, 2)
+        lines = LineCollection(np.concatenate([pts[:-1], pts[1:]], axis=1), cmap="plasma", lw=1.5)
+        lines.set_array(t[:-1] if t.size > 1 else t)
+        ax.add_collection(lines)
+        if len(paths) > 1 and x.size:
+            ax.annotate(name, (x[0], y[0]), fontsize=8, xytext=(4, 4), textcoords="offset points")
     fig.colorbar(lines, ax=ax, label="simulated time (s)")
     if layout:
         ax.legend(loc="upper left", fontsize=8)
-    ax.set_title("the person's path")
+    ax.set_title("the person's path" if len(paths) == 1 else "the people's paths")
     return fig
 
 

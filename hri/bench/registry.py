@@ -14,6 +14,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "memory": ("memory", "peak memory of a run, and memory growth over a long run"),
     "groot2": ("groot2_cost", "real-time factor with --groot2: nobody connected, and a client polling at 20 Hz"),
     "xml": ("xml_read", "reading a 5-MB tree file: the tinyxml2 pre-pass beside expat"),
+    "people": ("people_scaling", "wall time per simulated second with 1, 2, 4 and 8 people walking in one room"),
     "safety": ("safety_hours", "many simulated hours across the scenarios: safety violations (only with --only)"),
 }
 

@@ -153,9 +153,22 @@ def xml_table(results: dict[str, Any]) -> Table:
     return table
 
 
+def people_table(r: dict[str, Any]) -> Table:
+    table = Table(title=f"People in one room: wall time per simulated second ({r['sim_s']:g} simulated s per run)",
+                  caption="each person walks to and fro on a lane of their own; per added person: "
+                          "(N people - 1 person) / (N - 1)")
+    for column in ("people", "wall s per sim s", "spread", "per added person s"):
+        table.add_column(column, justify="right")
+    for count, c in r["counts"].items():
+        w = c["wall_per_sim_s"]
+        table.add_row(count, _f(w["median"], 3), f"{_f(min(w['runs']), 3)}..{_f(max(w['runs']), 3)}",
+                      _f(c["per_added_person_s"], 3))
+    return table
+
+
 TABLES = {"realtime": realtime_table, "breakdown": breakdown_table, "roundtrip": roundtrip_table,
           "batch": batch_table, "memory": memory_table, "groot2": groot2_table, "safety": safety_table,
-          "xml": xml_table}
+          "xml": xml_table, "people": people_table}
 
 
 def print_report(doc: dict[str, Any], console: Console | None = None) -> None:

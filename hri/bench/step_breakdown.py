@@ -127,7 +127,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
         pop()
     else:
         sim.network.advance(t)
-    animation = sim._person_due()
+    animation = sim._person_due(sim.people[0])  # a scenario of one person: Simulation.step with them
     if animation == STEP:
         push("actor_animation")
         sim.plugin.step(t, sim.dt)

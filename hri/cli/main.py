@@ -46,8 +46,9 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed of all randomness (default 0)")
     run.add_argument("--gui", action="store_true", help="open PyBullet's 3D window")
     run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
-    run.add_argument("--fault", dest="faults", action="append", default=[], metavar="KIND@SECONDS",
-                     help="inject a fault at a simulated time, e.g. actor_hang@5 (without @SECONDS: at 0 s; repeatable; docs/faults.md)")
+    run.add_argument("--fault", dest="faults", action="append", default=[], metavar="KIND[:NAME]@SECONDS",
+                     help="inject a fault at a simulated time, e.g. actor_hang@5, or actor_hang:NAME@5 for the person NAME "
+                          "(without @SECONDS: at 0 s; repeatable; docs/faults.md)")
     run.add_argument("--strict", action="store_true",
                      help="end the run at the first safety violation, with exit status 3")
     run.add_argument("--split", action="store_true",

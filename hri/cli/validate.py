@@ -23,8 +23,9 @@ from hri.bt.keys import TreeWarning
 from hri.base.untrusted import read_own
 from hri.base.errors import HriError
 from hri.base.files import wrong_kind
+from hri.scenario.model import tree_kind
 
-ROLE_ENTRIES = {"person": (), "robot": ("human_pose", "human_zone", "ssm_speed_cap")}
+ROLE_ENTRIES = {"person": (), "robot": ("human_pose", "human_zone", "human_name", "ssm_speed_cap")}
 """Entries the simulation adds to one role's blackboard beyond the scenario's."""
 
 
@@ -169,7 +170,7 @@ def _validate_scenario(path: Path, registry: NodeRegistry, plugins: Sequence[str
         return [err]
     problems: list[HriError] = []
     for role, tree in scenario.trees.items():
-        problems.extend(validate_tree(str(tree), registry, entries | set(ROLE_ENTRIES[role])))
+        problems.extend(validate_tree(str(tree), registry, entries | set(ROLE_ENTRIES[tree_kind(role)])))
     if not any(not is_warning(p) for p in problems):
         try:  # what the trees do with the scenario: robot targets in reach, values in range
             check_trees_against(scenario, str(path), registry)

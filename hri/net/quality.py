@@ -294,7 +294,10 @@ class NetworkQuality:
     def link(self, channel: str, direction: str) -> LinkQuality:
         if direction not in DIRECTIONS:
             raise ValueError(f"direction {direction!r}: use one of {DIRECTIONS}")
-        return getattr(self.channels.get(channel, self.default), direction)
+        # a person's actor service in a run with several people, ``actor-NAME``, has ``actor``'s quality
+        name = channel if channel in self.channels else channel.partition("-")[0]
+        quality = self.channels.get(name, self.default)
+        return getattr(quality, direction)
 
 
 # --------------------------------------------------------------------------------------------

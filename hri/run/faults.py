@@ -27,7 +27,7 @@ import os
 import signal
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import pybullet as p
@@ -51,6 +51,11 @@ class FaultTargets:
     link: "ActorLink"
     physics_client: int
     trees: Mapping[str, "RemoteTreeHost"]
+    people: Mapping[str, tuple["ActorPlugin", "ActorLink"]] = field(default_factory=dict)  # by name
+
+    def actor(self, fault: Fault) -> tuple["ActorPlugin", "ActorLink"]:
+        """The plugin and queues the actor fault breaks: its person's (None: the first person's)."""
+        return (self.plugin, self.link) if fault.person is None else self.people[fault.person]
 
 
 Emit = Callable[..., None]  # EventLog.emit(t, event, **fields)
@@ -71,30 +76,31 @@ class FaultInjector:
             fault = self.pending.pop(0)
             self.applied.append(fault)
             self.emit(now, "fault_injected", kind=fault.kind,
-                      **({"tree": fault.tree} if fault.kind in SPLIT_ONLY else {}))
+                      **({"tree": fault.tree} if fault.kind in SPLIT_ONLY else {}),
+                      **({} if fault.person is None else {"person": fault.person}))
             _APPLY[fault.kind](self.targets, fault)
 
 
 def _actor_hang(targets: FaultTargets, fault: Fault) -> None:
-    targets.plugin.hang()
+    targets.actor(fault)[0].hang()
 
 
 def _actor_queue_full(targets: FaultTargets, fault: Fault) -> None:
     from hri.actor.protocol import ACTION_SIZE
 
-    targets.link.inject("actions", b"junk" + bytes(ACTION_SIZE - 4), times=1000)
+    targets.actor(fault)[1].inject("actions", b"junk" + bytes(ACTION_SIZE - 4), times=1000)
 
 
 def _corrupt_feedback(targets: FaultTargets, fault: Fault) -> None:
     from hri.actor.protocol import FEEDBACK_MAGIC, FEEDBACK_SIZE
 
-    targets.link.inject("feedback", struct.pack("<IH", FEEDBACK_MAGIC, 99) + bytes(FEEDBACK_SIZE - 6))  # version 99
+    targets.actor(fault)[1].inject("feedback", struct.pack("<IH", FEEDBACK_MAGIC, 99) + bytes(FEEDBACK_SIZE - 6))  # version 99
 
 
 def _truncated_action(targets: FaultTargets, fault: Fault) -> None:
     from hri.actor.protocol import ACTION_MAGIC
 
-    targets.link.inject("actions", struct.pack("<IH", ACTION_MAGIC, 1))
+    targets.actor(fault)[1].inject("actions", struct.pack("<IH", ACTION_MAGIC, 1))
 
 
 def _pybullet_lost(targets: FaultTargets, fault: Fault) -> None:

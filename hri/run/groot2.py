@@ -32,7 +32,7 @@ from __future__ import annotations
 import ipaddress
 import sys
 import time
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import zmq
 
@@ -45,14 +45,15 @@ PORTS_PER_TREE = 2  # the server on the base port, the publisher on the next
 ROLE_ORDER = ("person", "robot")
 
 
-def tree_ports(base: int = DEFAULT_PORT) -> dict[str, int]:
-    """The server port of each role's tree (its publisher is on the next one)."""
-    return {role: base + PORTS_PER_TREE * i for i, role in enumerate(ROLE_ORDER)}
+def tree_ports(base: int = DEFAULT_PORT, roles: Sequence[str] = ROLE_ORDER) -> dict[str, int]:
+    """The server port of each tree (its publisher is on the next one): ``roles`` are the
+    run's trees in order, each person's (by name), then the robot's."""
+    return {role: base + PORTS_PER_TREE * i for i, role in enumerate(roles)}
 
 
-def check_base_port(base: int) -> None:
-    """An HriError when the four ports from ``base`` are not all valid TCP ports."""
-    last = base + PORTS_PER_TREE * len(ROLE_ORDER) - 1
+def check_base_port(base: int, trees: int = len(ROLE_ORDER)) -> None:
+    """An HriError when the ports of ``trees`` trees from ``base`` are not all valid TCP ports."""
+    last = base + PORTS_PER_TREE * trees - 1
     if not 1 <= base or last > 65535:
         raise HriError(f"--groot2 {base}: the ports {base} to {last} must lie in 1..65535")
 
@@ -70,14 +71,14 @@ Served = TypeVar("Served")
 
 
 def serve_trees(base: int, serve: Callable[[str, int], Served], close: Callable[[Served], None],
-                host: str = Access.host) -> dict[str, Served]:
+                host: str = Access.host, roles: Sequence[str] = ROLE_ORDER) -> dict[str, Served]:
     """``serve(role, port)`` for each tree on its server port (:func:`tree_ports`) at ``host``,
     by role: an HriError naming the ports when one cannot listen, with what was served closed."""
-    check_base_port(base)
+    check_base_port(base, len(roles))
     check_host(host)
     served: dict[str, Served] = {}
     try:
-        for role, port in tree_ports(base).items():
+        for role, port in tree_ports(base, roles).items():
             served[role] = serve(role, port)
     except zmq.ZMQError as error:
         for done in served.values():
@@ -122,7 +123,7 @@ class LiveTrees:
         self._access = access
         self.publishers: dict[str, Groot2Publisher] = serve_trees(
             base, lambda role, port: self._publisher(role, hosts[role], port, clock), Groot2Publisher.close,
-            access.host)
+            access.host, tuple(hosts))
         self._poller = zmq.Poller()
         for publisher in self.publishers.values():
             self._poller.register(publisher.server, zmq.POLLIN)

@@ -56,6 +56,18 @@ margin too small to be judged without one, posing the person's body for it
 (:meth:`SafetyMonitor.measure_posed`; the body has no collisions: when it is posed does not
 change the physics). Both are :class:`~hri.run.ssm_watch.SsmWatch`'s.
 
+Several people. Each person has a monitor of their own (``name``), which keeps the person's
+figures (``person``, a :class:`~hri.run.stats.PersonStats`; with one person the run's own
+statistics) and checks the robot's speed against that person's zone and separation: a
+violation for any person is a violation, so the strictest zone of any person holds. The
+robot's own figures (time by mode and speed band, velocity changes, the run's ``zone_time_s``)
+follow the strictest zone of any person, kept by the first person's monitor
+(:meth:`SafetyMonitor.account_robot`). With one person, :meth:`SafetyMonitor.step` does all
+of it in the order it always did. With several people each monitor also keeps the person's
+time within Hall's proxemic distances of the robot (:data:`PROXEMICS`, by the separation): a
+query is then also due before the gap can cross one of their bounds, either way (the gap
+changes no faster than the closing speed), so the time is exact to a physics step.
+
 Contacts. With a :class:`~hri.run.pfl_contacts.PflSetup`, every step's newest separation goes
 to power and force limiting (:mod:`hri.run.pfl_contacts`), which judges the steps below its
 contact distance (at most ``CONTACT_M``: all of them measured).
@@ -64,7 +76,7 @@ contact distance (at most ``CONTACT_M``: all of them measured).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -76,7 +88,7 @@ from hri.base.errors import SafetyViolation
 from hri.base.geometry import Area
 from hri.run.pfl_contacts import PflMonitor, PflSetup
 from hri.run.ssm_watch import SsmWatch
-from hri.run.stats import EventLog, RunStats, speed_band
+from hri.run.stats import EventLog, PersonStats, RunStats, speed_band
 
 if TYPE_CHECKING:
     from hri.run.ssm_control import SsmTerms
@@ -100,6 +112,27 @@ class SafetyLimits:
     stopping_time_s: float
     rest_speed_m_s: float
     speed_tolerance: float
+
+
+#: Hall's proxemic distances (E. T. Hall, The Hidden Dimension, 1966) as human-aware navigation
+#: benchmarks report them: the separation below each bound, in metres; beyond the last, public
+PROXEMICS = (("intimate", 0.45), ("personal", 1.2), ("social", 3.6))
+PUBLIC = "public"
+
+
+def proxemic_zone(separation_m: float) -> str:
+    """Hall's distance a separation lies in: intimate, personal, social or public."""
+    return next((name for name, bound in PROXEMICS if separation_m < bound), PUBLIC)
+
+
+#: the zones from the least to the most strict: of several people's, the last present holds
+ZONE_ORDER = ("safe", "warning", "stop")
+
+
+def strictest(zones: "Iterable[str | None]") -> str | None:
+    """The strictest of several people's zones (None: none decided yet)."""
+    known = [zone for zone in zones if zone is not None]
+    return max(known, key=ZONE_ORDER.index) if known else None
 
 
 def zone_of(zones: dict[str, Area], x: float, y: float) -> str:
@@ -175,8 +208,13 @@ class SafetyMonitor:
     def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
                  limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
                  person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None,
-                 pfl: PflSetup | None = None):
+                 pfl: PflSetup | None = None, person: PersonStats | None = None, name: str | None = None):
         self.client = client
+        self.person = stats if person is None else person  # where the person's figures go
+        self.name = name  # several people: whose monitor (in its events)
+        # several people: time within Hall's distances (queried whenever the gap may cross one)
+        self.proxemics = person is not None and hasattr(person, "proxemic_time_s")
+        self._who = {} if name is None else {"person": name}
         self.ssm = ssm  # SSM mode: the separation is measured and checked against S_p every step
         self.person_speed = person_speed  # the person's bound now (ActorPlugin.speed_bound), else the top speed
         self.strict = strict
@@ -217,7 +255,7 @@ class SafetyMonitor:
         self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
         self._ssm_watch = None if ssm is None else SsmWatch(self, ssm)
         self.pfl = None if pfl is None else PflMonitor(client, person_body, robot.body_id, pfl, self.link_names,
-                                                      self.closing_speed * dt, stats, events)
+                                                      self.closing_speed * dt, stats, events, self._who)
 
     # --- zone ---------------------------------------------------------------------
     def _update_zone(self, t: float, x: float, y: float) -> str:
@@ -225,20 +263,20 @@ class SafetyMonitor:
         if zone == self.zone:
             return zone
         if self.zone is not None:
-            self.events.emit(t, "zone_exit", zone=self.zone)
-        self.events.emit(t, "zone_enter", zone=zone, x=round(x, 4), y=round(y, 4))
+            self.events.emit(t, "zone_exit", zone=self.zone, **self._who)
+        self.events.emit(t, "zone_enter", zone=zone, x=round(x, 4), y=round(y, 4), **self._who)
         self.entries.crossed(t, self.zone, zone)
-        self.stats.zone_entries.update(self.entries.counts)
+        self.person.zone_entries.update(self.entries.counts)
         if zone == "stop":
             self.stop_since = t
             self.stopped_this_stay = False
             self.rest_since = None
             self.intrusion_m = 0.0
             self._intrusion_guard = _NO_GUARD
-            self.events.emit(t, "protective_stop_requested")
+            self.events.emit(t, "protective_stop_requested", **self._who)
         elif self.zone == "stop":
             self.stop_since = None
-            self.events.emit(t, "protective_stop_released", stopped=self.stopped_this_stay)
+            self.events.emit(t, "protective_stop_released", stopped=self.stopped_this_stay, **self._who)
         if zone != "safe" and self.zone in (None, "safe"):
             self.guarded_since = t
         if zone == "safe":
@@ -310,7 +348,7 @@ class SafetyMonitor:
             self.stopped_this_stay = True
             self.stats.protective_stops += 1
             self.events.emit(t, "protective_stop", stopping_time_s=round(self.rest_since - self.stop_since, 6),
-                             intrusion_m=round(self.intrusion_m, 6))
+                             intrusion_m=round(self.intrusion_m, 6), **self._who)
 
     def _measure_intrusion(self, x: float, y: float) -> None:
         """The person's depth inside the stop zone (distance to its edge) while the robot still moves.
@@ -326,13 +364,15 @@ class SafetyMonitor:
         depth = self.zones["stop"].polygon.exterior.distance(shapely.Point(x, y))
         self.intrusion_m = max(self.intrusion_m, depth)
         self._intrusion_guard = (x, y, self.intrusion_m - depth)
-        current = self.stats.max_stop_intrusion_m
-        self.stats.max_stop_intrusion_m = depth if current is None else max(current, depth)
+        current = self.person.max_stop_intrusion_m
+        self.person.max_stop_intrusion_m = depth if current is None else max(current, depth)
 
     def violation(self, t: float, zone: str, speed: float, fraction: float, why: str) -> None:
         self.stats.safety_violations += 1
+        if self.person is not self.stats:
+            self.person.safety_violations += 1
         self.events.emit(t, "safety_violation", step=self.steps, zone=zone, speed_m_s=round(speed, 6),
-                         speed_fraction=round(fraction, 6), reason=why)
+                         speed_fraction=round(fraction, 6), reason=why, **self._who)
         if self.strict:
             raise SafetyViolation(f"--strict: safety violation at t = {t:.3f} s (step {self.steps}, "
                                   f"{zone} zone): {why}")
@@ -421,11 +461,14 @@ class SafetyMonitor:
             fraction, speed = self.robot_speeds()
             self.violation(self.now, self.zone, speed, fraction,
                             f"the person's {names[0]} is {-distance:.4f} m inside the robot's {names[1]}")
-        if distance < self.stats.min_separation_m:
-            self.stats.min_separation_m = distance
+        if distance < self.person.min_separation_m:
+            self.person.min_separation_m = distance
             self.closest = (self.now, closest)
-        floor = max(CONTACT_M, min(self.stats.min_separation_m, EXACT_M))
-        self.next_separation_t = self.now + max(0.0, distance - floor) / self.closing_speed
+        floor = max(CONTACT_M, min(self.person.min_separation_m, EXACT_M))
+        wait = max(0.0, distance - floor)
+        if self.proxemics:  # and before the gap can cross a bound of Hall's distances, either way
+            wait = min(wait, min(abs(distance - bound) for _, bound in PROXEMICS))
+        self.next_separation_t = self.now + wait / self.closing_speed
 
     # --- per step ---------------------------------------------------------------------
     def _closest_names(self, pt) -> list[str]:
@@ -438,14 +481,22 @@ class SafetyMonitor:
             return None
         t, pt = self.closest
         names = self._closest_names(pt)
-        return {"t": t, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
+        return {"t": t, **self._who, "distance_m": round(pt[8], 6), "person_link": names[0], "robot_link": names[1],
                 "at": [round(v, 4) for v in pt[5]]}
 
     def step(self, t: float, x: float, y: float, posed: bool = True, ahead_s: float = 0.0) -> None:
         """After a physics step at time ``t``: ``(x, y)`` is where the pelvis is now; ``posed``:
         the body was animated in this step (the separation is measured on such steps); ``ahead_s``:
         a query due within this time is taken now (earlier is as safe: the next is scheduled
-        from it), because the body is posed now anyway and would have to be posed for it later."""
+        from it), because the body is posed now anyway and would have to be posed for it later.
+        With several people the simulation calls the three parts itself, the robot's figures
+        by the strictest zone of any person."""
+        self.begin_step(t, x, y, posed)
+        self.account_robot(t, self.zone)
+        self.finish_step(t, x, y, posed, ahead_s)
+
+    def begin_step(self, t: float, x: float, y: float, posed: bool) -> None:
+        """The person's zone and distance after this step."""
         self.now = t
         self.steps += 1
         self.posed = posed
@@ -453,10 +504,15 @@ class SafetyMonitor:
         if last is None or last[0] != x or last[1] != y:
             self._update_zone(t, x, y)
             if last is not None:
-                self.stats.person_distance_m += math.hypot(x - last[0], y - last[1])
+                self.person.person_distance_m += math.hypot(x - last[0], y - last[1])
             self.last_xy = (x, y)
-        zone = self.zone
-        self.stats.zone_time_s[zone] += self.dt
+        self.person.zone_time_s[self.zone] += self.dt
+
+    def account_robot(self, t: float, zone: str) -> None:
+        """The robot's figures of this step, with ``zone`` the strictest of any person's (the
+        run's ``zone_time_s`` too, when this monitor keeps a person's own)."""
+        if self.person is not self.stats:
+            self.stats.zone_time_s[zone] += self.dt
         limit = self._speed_limit(zone)
         self.stats.robot_time_s[self._robot_mode(zone, limit)] += self.dt
         self.stats.speed_band_time_s[speed_band(limit)] += self.dt
@@ -464,6 +520,10 @@ class SafetyMonitor:
             if self.last_velocity is not None:
                 self.events.emit(t, "velocity_change", fraction=self.robot.velocity_fraction)
             self.last_velocity = self.robot.velocity_fraction
+
+    def finish_step(self, t: float, x: float, y: float, posed: bool, ahead_s: float) -> None:
+        """The checks of this step against this person: speed, intrusion, separation, PFL, SSM."""
+        zone = self.zone
         if self.ssm is not None:  # SSM, not the zones, is the safety function
             if self.steps % SPEED_EVERY == 0:
                 self._sample_speed()
@@ -475,6 +535,8 @@ class SafetyMonitor:
             self.joint_speeds()  # every step: the separation bound gains what the robot left unused
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
+        if self.proxemics:
+            self.person.proxemic_time_s[proxemic_zone(self.last_separation)] += self.dt
         if self.pfl is not None:
             self.pfl.step(t, posed, self.last_separation)
         if self._ssm_watch is not None:
@@ -486,3 +548,46 @@ class SafetyMonitor:
             self.pose_person()
             self.posed = True
         self._measure_separation()
+
+
+#: no point of a person's body is farther than this from the pelvis horizontally (arms out):
+#: two pelvises farther apart than twice this cannot touch, and PyBullet is not asked
+PERSON_REACH_M = 1.0
+
+
+class PeopleWatch:
+    """Person–person interpenetration in a run with several people: on the steps on which every
+    person was posed (their own steps, at the person rate), each pair whose pelvises are within
+    twice :data:`PERSON_REACH_M` is asked for its closest points; a pair deeper inside each other
+    than ``PENETRATION_TOLERANCE_M`` is a ``safety_violation`` (``people``: the two names) and
+    counts in ``safety_violations`` and ``person_contacts``."""
+
+    def __init__(self, client: int, bodies: dict[str, int], stats: RunStats, events: EventLog,
+                 strict: bool = False) -> None:
+        self.client = client
+        self.bodies = bodies
+        self.stats = stats
+        self.events = events
+        self.strict = strict
+        self.link_names = {name: _link_names(client, body) for name, body in bodies.items()}
+
+    def check(self, t: float, places: dict[str, tuple[float, float]]) -> None:
+        names = list(places)
+        for i, first in enumerate(names):
+            for second in names[i + 1:]:
+                (x1, y1), (x2, y2) = places[first], places[second]
+                if math.hypot(x1 - x2, y1 - y2) < 2.0 * PERSON_REACH_M:
+                    self._check_pair(t, first, second)
+
+    def _check_pair(self, t: float, first: str, second: str) -> None:
+        points = p.getClosestPoints(self.bodies[first], self.bodies[second], 0.0, physicsClientId=self.client)
+        deepest = min(points, key=lambda pt: pt[8], default=None)
+        if deepest is None or deepest[8] >= -PENETRATION_TOLERANCE_M:
+            return
+        why = (f"{first}'s {self.link_names[first][deepest[3]]} is {-deepest[8]:.4f} m inside "
+               f"{second}'s {self.link_names[second][deepest[4]]}")
+        self.stats.safety_violations += 1
+        self.stats.person_contacts += 1
+        self.events.emit(t, "safety_violation", people=[first, second], reason=why)
+        if self.strict:
+            raise SafetyViolation(f"--strict: safety violation at t = {t:.3f} s: {why}")

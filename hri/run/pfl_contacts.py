@@ -95,11 +95,13 @@ def _normal(record: tuple) -> Vector | None:
 class PflMonitor:
     """Contact episodes of the person's body (PyBullet body ``person``) with the robot's
     (``robot``), counted into ``stats`` and ``events``; ``names`` are each body's link names
-    by index, ``closing_step_m`` how far the gap can close in one physics step."""
+    by index, ``closing_step_m`` how far the gap can close in one physics step; ``who``: with
+    several people, ``{"person": NAME}``, added to each ``pfl_contact`` event."""
 
     def __init__(self, client: int, person: int, robot: int, setup: PflSetup, names: dict[int, dict[int, str]],
-                 closing_step_m: float, stats: RunStats, events: EventLog) -> None:
+                 closing_step_m: float, stats: RunStats, events: EventLog, who: dict[str, str] | None = None) -> None:
         self.client = client
+        self.who = who or {}
         self.person = person
         self.robot = robot
         self.setup = setup
@@ -142,7 +144,8 @@ class PflMonitor:
         self.events.emit(t, "pfl_contact", since_t=round(episode.since, 6), at_t=round(episode.worst_t, 6),
                          person_link=worst.link, robot_link=episode.robot_link, region=worst.region,
                          speed_m_s=round(worst.speed, 6), permissible_m_s=round(worst.permissible_speed, 6),
-                         ratio=round(ratio, 6) if math.isfinite(ratio) else None, violation=worst.violation)
+                         ratio=round(ratio, 6) if math.isfinite(ratio) else None, violation=worst.violation,
+                         **self.who)
 
     # --- one step of a contact ------------------------------------------------------
     def _judge(self, t: float, records: list, frames: list[Frame]) -> None:

@@ -32,6 +32,7 @@ how soon it notices its end or a signal.
 from __future__ import annotations
 
 import math
+import re
 import time
 import xml.etree.ElementTree as ET
 from bisect import bisect_right
@@ -49,6 +50,7 @@ from hri.bt.loggers.file_logger import SUFFIX
 from hri.bt.loggers.groot2_publisher import DEFAULT_PORT, Access, Groot2Publisher
 from hri.bt.loggers.transitions import RECORD_SIZE
 from hri.run.groot2 import ROLE_ORDER, check_base_port, serve_trees, served_line
+from hri.scenario.model import MAX_PEOPLE, PERSON_NAME_PATTERN
 
 MAX_SPEED = 1e6  # the fastest replay: a simulated year in about half a minute
 MAX_WAIT_S = 0.1  # the longest wait for a request: how late the end or a SIGTERM is noticed
@@ -128,10 +130,26 @@ def _in_time_order(records: bytes, times: list[int]) -> tuple[bytes, list[int]]:
 
 
 def read_run(run_dir: Path) -> dict[str, RecordedTree]:
-    """Both trees of a run directory, by role."""
+    """The trees of a run directory, by name: ``person`` and ``robot``; of a run with several
+    people each person's (their ``NAME.btlog``, in the order of their names), then ``robot``."""
     if not Path(run_dir).is_dir():
         raise HriError("no such run directory", str(run_dir))
-    return {role: read_recorded_tree(Path(run_dir) / f"{role}{SUFFIX}") for role in ROLE_ORDER}
+    return {role: read_recorded_tree(Path(run_dir) / f"{role}{SUFFIX}") for role in run_trees(Path(run_dir))}
+
+
+def run_trees(run_dir: Path) -> tuple[str, ...]:
+    """The names of a run directory's trees (:func:`read_run`): a person's ``.btlog`` named like
+    a person (``hri.scenario.model.PERSON_NAME_PATTERN``), at most ``MAX_PEOPLE`` of them."""
+    if (run_dir / f"{ROLE_ORDER[0]}{SUFFIX}").exists():
+        return ROLE_ORDER
+    robot = ROLE_ORDER[-1]
+    people = sorted(path.name[:-len(SUFFIX)] for path in run_dir.glob(f"*{SUFFIX}")
+                    if re.fullmatch(PERSON_NAME_PATTERN, path.name[:-len(SUFFIX)]) and path.name != f"{robot}{SUFFIX}")
+    if not people:
+        return ROLE_ORDER  # the missing person.btlog is then the error
+    if len(people) > MAX_PEOPLE:
+        raise HriError(f"{len(people)} persons' .btlog files, at most {MAX_PEOPLE}", str(run_dir))
+    return (*people, robot)
 
 
 class TreeReplay:
@@ -186,13 +204,13 @@ class Replay:
                  access: Access = Access()) -> None:
         if not math.isfinite(speed) or speed <= 0 or speed > MAX_SPEED:
             raise HriError(f"--speed {speed:g}: must be a positive number up to {MAX_SPEED:g} (1 is real time)")
-        check_base_port(base)
+        check_base_port(base, len(trees))
         self.start_us, self.end_us = replay_span(trees, start_s, end_s)
         self.speed = speed
         self.loop = loop  # at the end, start again
         self.trees: dict[str, TreeReplay] = serve_trees(
             base, lambda role, port: TreeReplay(trees[role], port, access), lambda tree: tree.publisher.close(),
-            access.host)
+            access.host, tuple(trees))
         self._poller = zmq.Poller()
         for tree in self.trees.values():
             tree.advance(self.start_us)

@@ -5,7 +5,8 @@ One :class:`~hri.net.Node` (endpoint ``simulation``, the first of the run's
 brackets) and registers them with the run's broker:
 
 - ``broker`` (``broker``, ``registry``): :mod:`hri.net.broker`;
-- ``actor`` (``actor-server``, ``actor``, ``person``): :mod:`hri.actor.service`;
+- ``actor`` (``actor-server``, ``actor``, ``person``): :mod:`hri.actor.service`; with several
+  people one for each, ``actor-NAME`` (``person-NAME`` first);
 - ``robot`` (``lbr-iisy-1``, ``lbr-iisy``, ``industrial-robot``, ``robot``): :mod:`hri.robot.service`;
 - ``parts`` (``part-manager``, ``parts``): :mod:`hri.workcell.parts_service`;
 - ``called`` (``called-flag``, ``called``): :mod:`hri.workcell.called`;
@@ -22,6 +23,8 @@ every physics step, so requests are handled at their arrival time.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hri.actor.server import ActorServer
 from hri.actor.service import ActorService
 from hri.workcell.called import CalledFlag, CalledService
@@ -37,28 +40,31 @@ from hri.run.safety_link import SafetyService
 class SimulationServices:
     """The broker and the simulation's services on one node of ``network``."""
 
-    def __init__(self, network: Network, actor: ActorServer, robot: RobotArm, parts: PartManager,
-                 called: CalledFlag) -> None:
+    def __init__(self, network: Network, actors: Sequence[tuple[ActorServer, str | None]], robot: RobotArm,
+                 parts: PartManager, called: CalledFlag) -> None:
+        """``actors``: each person's actor server and, with several people, the person's name."""
         self.network = network
         self.node = Node(network.endpoint("simulation"))
         self.broker = Broker()
-        self.actor = ActorService(actor)
+        self.actors = [ActorService(server, name) for server, name in actors]
         self.robot = RobotService(robot)
         self.called = CalledService(called)
         self.safety = SafetyService()
         self.node.offer(broker_service(self.broker))
-        for service in (self.actor.service, self.robot.service, parts_service(parts), self.called.service,
-                        self.safety.service):
+        for service in (*(actor.service for actor in self.actors), self.robot.service, parts_service(parts),
+                        self.called.service, self.safety.service):
             self.broker.register(self.node.offer(service))
 
     @property
     def broker_address(self) -> int:
         return self.node.id
 
-    def publish(self, person: Pose, zone: str | None, speed_cap: float | None = None) -> None:
-        """The state streams, before the trees tick: goal, motion, flag (when they changed), pose
-        (and the SSM speed cap)."""
-        self.actor.publish()
+    def publish(self, person: Pose, zone: str | None, speed_cap: float | None = None,
+                name: str | None = None) -> None:
+        """The state streams, before the trees tick: goals, motion, flag (when they changed), pose
+        (the nearest person's, ``name`` with several people; and the SSM speed cap)."""
+        for actor in self.actors:
+            actor.publish()
         self.robot.publish()
         self.called.publish()
-        self.safety.publish(person, zone, speed_cap)
+        self.safety.publish(person, zone, speed_cap, name)

@@ -1,8 +1,9 @@
 """The simulation loop: one scenario, one seed, lockstep in simulated time.
 
-:class:`Simulation` builds the world in its own PyBullet client, starts the person (actor
-plugin and actor server over two POSIX message queues), the robot, the service network
-with the simulation's services (:mod:`hri.run.services`), and the two tree executors
+:class:`Simulation` builds the world in its own PyBullet client, starts each person (actor
+plugin and actor server over two POSIX message queues of their own, a safety monitor of their
+own: :class:`PersonRun`), the robot, the service network with the simulation's services
+(:mod:`hri.run.services`), and the tree executors, each person's and the robot's
 (:mod:`hri.run.tree_host`), which reach the world only through that network: in this process,
 or with ``split`` each in a process of its own (:mod:`hri.run.tree_process`), with the same
 results for the same seed. Then it steps everything at the fixed physics rate (see
@@ -17,14 +18,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import pybullet as p
-from shapely.geometry import box
+from shapely.geometry import LineString, Point, box
 
 from hri.actor.animation import ClipLibrary
 from hri.actor.plugin import ActorPlugin
@@ -41,17 +42,17 @@ from hri.bt.loggers.groot2_publisher import Access
 from hri.run.groot2 import LiveTrees
 from hri.scenario.faults import check_split
 from hri.base.geometry import Pose
-from hri.run.monitor import SafetyLimits, SafetyMonitor, zone_of
+from hri.run.monitor import ZONE_ORDER, PeopleWatch, SafetyLimits, SafetyMonitor, strictest, zone_of
 from hri.run.pfl import robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
 from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager
 from hri.robot.arm import RobotArm
 from hri.net import Network
-from hri.scenario.model import Scenario
+from hri.scenario.model import ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
 from hri.run.ssm_control import SsmController, SsmTerms
-from hri.run.stats import EventLog, RunStats, TrajectoryLog
+from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
 from hri.run.tree_process import RemoteTreeHost, queue_plan
 from hri.workcell.world import build_static_scene, build_world, draw_zones
@@ -126,10 +127,37 @@ class Window(Observer, Protocol):
         """True once the window has been closed."""
 
 
-def run_queue_plan(split: bool) -> dict[str, tuple[int, int]]:
-    """The message queues a run creates (suffix: (max_messages, message_size)): the actor's two,
-    and with ``split`` two per tree process."""
-    return {**ActorLink.plan(), **(queue_plan() if split else {})}
+#: the half-width of the square a walking person keeps clear around another's pelvis, so that
+#: two people route around each other (a person is about 0.45 m across the shoulders)
+PERSON_FOOTPRINT_M = 0.3
+
+
+def run_queue_plan(split: bool, scenario: Scenario | None = None) -> dict[str, tuple[int, int]]:
+    """The message queues a run creates (suffix: (max_messages, message_size)): each person's
+    actor's two, and with ``split`` two per tree process (one person without ``scenario``)."""
+    names = [None] if scenario is None or not scenario.several else [person.name for person in scenario.people]
+    trees = ("person", ROBOT) if scenario is None else tuple(scenario.trees)
+    plan: dict[str, tuple[int, int]] = {}
+    for name in names:
+        plan.update(ActorLink.plan(person=name))
+    return {**plan, **(queue_plan(trees) if split else {})}
+
+
+@dataclass
+class PersonRun:
+    """One person in a run: their actor (plugin and server over their own queues), their safety
+    monitor and where their figures go (the run's own statistics when they are the only one)."""
+
+    setup: PersonSetup
+    link: ActorLink
+    plugin: ActorPlugin
+    server: ActorServer
+    figures: RunStats | PersonStats
+    monitor: SafetyMonitor | None = None
+
+    @property
+    def name(self) -> str:
+        return self.setup.name
 
 
 class Simulation:
@@ -155,7 +183,9 @@ class Simulation:
         self.person_every = max(1, round(rates.physics_rate_hz / rates.person_rate_hz))
         self.step_count = 0
         self.trajectory_every = max(1, round(rates.physics_rate_hz * TRAJECTORY_PERIOD_S))
-        self.trajectory = TrajectoryLog()
+        self.trajectory = TrajectoryLog(tuple(person.name for person in scenario.people) if scenario.several else ())
+        self.people: list[PersonRun] = []
+        self.several = scenario.several  # read every step
         self.events = EventLog()
         self.btlogs: dict[str, BtLogFile] = {}  # with out_dir: each tree's status transitions (ROLE.btlog)
         self.live: LiveTrees | None = None  # with groot2_port: the trees' Groot2 publishers
@@ -209,18 +239,17 @@ class Simulation:
         zones = scenario.zones
         draw_zones(self.client, zones)
 
-        person_seed, robot_seed, planner_seed, parts_seed, net_seed = np.random.SeedSequence(self.seed).spawn(5)
+        # the first five as they always were; a second person's tree takes the sixth, ...
+        seeds = np.random.SeedSequence(self.seed).spawn(4 + len(scenario.people))
+        person_seed, robot_seed, planner_seed, parts_seed, net_seed = seeds[:5]
+        person_seeds = [person_seed, *seeds[5:]]
         self.queues = RunQueues().__enter__()
         # all the run's queues at once, or (the user's queue budget short) none: then their
         # stand-ins carry the same messages (hri.base.queue_standins)
-        self.queues.reserve(run_queue_plan(self.split))
-        link = self.actor_link = ActorLink(self.queues)
-        walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
-                                   [piece.footprint for piece in scenario.furniture.values()],
-                                   lambda: [box(*b) for b in self.robot.floor_footprints()], scenario.person.clearance_m)
-        self.plugin = ActorPlugin(self.client, ClipLibrary.default(), scenario.person.start,
-                                  link.plugin_endpoint(), walking_area=walking_area)
-        self.server = ActorServer(link.server_endpoint())
+        self.queues.reserve(run_queue_plan(self.split, scenario))
+        self.people = [self._start_person(i, person) for i, person in enumerate(scenario.people)]
+        first = self.people[0]
+        self.actor_link, self.plugin, self.server = first.link, first.plugin, first.server
         robot_config = replace(scenario.robot.config, seed=int(planner_seed.generate_state(1)[0]))
         self.robot = RobotArm(self.client, scenario.robot.base,
                               lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config,
@@ -231,9 +260,12 @@ class Simulation:
         self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.plugin.hand_pose,
                            self.now)
         self.network = Network(scenario.net, seed=int(net_seed.generate_state(1)[0]))
-        self.services = SimulationServices(self.network, self.server, self.robot, self.parts, self.called)
-        for role, tree_seed in (("person", person_seed), ("robot", robot_seed)):
-            self.trees[role] = self._start_tree(role, tree_seed)
+        self.services = SimulationServices(
+            self.network, [(person.server, person.name if scenario.several else None) for person in self.people],
+            self.robot, self.parts, self.called)
+        for person, tree_seed in zip(self.people, person_seeds):
+            self.trees[person.name] = self._start_tree(person.name, tree_seed)
+        self.trees[ROBOT] = self._start_tree(ROBOT, robot_seed)
         self.status_logs = {role: host.status_log for role, host in self.trees.items()}
         if self.out_dir is not None:
             self.btlogs = {role: BtLogFile(self.out_dir / f"{role}{BTLOG_SUFFIX}", host.tree_xml())
@@ -248,14 +280,24 @@ class Simulation:
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
                               safety.rest_speed_m_s, safety.speed_tolerance)
         terms = self._ssm_terms()
-        self.monitor = SafetyMonitor(self.client, zones, self.robot, self.plugin.body_id, limits,
-                                     self.stats, self.events, self.dt, strict=self.strict,
-                                     person_speed=self.plugin.speed_bound, ssm=terms, pfl=self._pfl_setup())
+        pfl = self._pfl_setup()
+        for person in self.people:
+            person.monitor = SafetyMonitor(self.client, zones, self.robot, person.plugin.body_id, limits,
+                                           self.stats, self.events, self.dt, strict=self.strict,
+                                           person_speed=person.plugin.speed_bound, ssm=terms, pfl=pfl,
+                                           person=None if person.figures is self.stats else person.figures,
+                                           name=person.name if scenario.several else None)
+            if terms is not None:
+                person.monitor.pose_person = lambda plugin=person.plugin: plugin.preview(self.now() - self.dt, self.dt)
+        self.monitor = first.monitor
+        self.people_watch = None if not scenario.several else PeopleWatch(
+            self.client, {person.name: person.plugin.body_id for person in self.people}, self.stats, self.events,
+            self.strict)
         if terms is not None:
             self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit)
-            self.monitor.pose_person = lambda: self.plugin.preview(self.now() - self.dt, self.dt)
         if self._faults:
-            targets = FaultTargets(self.plugin, link, self.client, self.trees)
+            targets = FaultTargets(self.plugin, self.actor_link, self.client, self.trees,
+                                   {person.name: (person.plugin, person.link) for person in self.people})
             self.faults = FaultInjector(self._faults, targets, self.events.emit)
         self.events.emit(0.0, "run_started", scenario=scenario.name, seed=self.seed)
         for _ in range(SETUP_ROUNDS):  # discovery and subscriptions, before the first tick
@@ -271,7 +313,41 @@ class Simulation:
         safety = self.scenario.safety
         if safety.mode != "ssm":
             return None
-        return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
+        if not self.scenario.several:
+            return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
+        # v_h of several people: the fastest one's (S_p then holds against each)
+        plugins = [person.plugin for person in self.people]
+        return SsmTerms.for_run(safety.ssm, self.robot, self.dt, lambda: max(p.speed_bound() for p in plugins))
+
+    def _start_person(self, index: int, person: PersonSetup) -> PersonRun:
+        """A person's actor on queues of their own, walking around the furniture, the arm and,
+        with several people, the others where they stand when a walk starts."""
+        scenario = self.scenario
+        several = scenario.several
+        link = ActorLink(self.queues, person=person.name if several else None)
+        moving = ((lambda: [box(*b) for b in self.robot.floor_footprints()]) if not several else
+                  (lambda: [box(*b) for b in self.robot.floor_footprints()] + self._others_footprints(index)))
+        walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
+                                   [piece.footprint for piece in scenario.furniture.values()],
+                                   moving, person.clearance_m)
+        plugin = ActorPlugin(self.client, ClipLibrary.default(), person.start, link.plugin_endpoint(),
+                             walking_area=walking_area)
+        figures = PersonStats() if several else self.stats
+        if several:
+            self.stats.people = {**(self.stats.people or {}), person.name: figures}
+        return PersonRun(person, link, plugin, ActorServer(link.server_endpoint()), figures)
+
+    def _others_footprints(self, index: int) -> list:
+        """What a walk of person ``index`` goes around: each other person where they stand and,
+        while they walk, the rest of their walk, ``PERSON_FOOTPRINT_M`` either side (the one who
+        starts later gives way; where neither can, the monitor counts a contact)."""
+        shapes = []
+        for i, person in enumerate(self.people):
+            if i != index:
+                ahead = person.plugin.walk_ahead()
+                line = Point(ahead[0]) if len(ahead) == 1 else LineString(ahead)
+                shapes.append(line.buffer(PERSON_FOOTPRINT_M, cap_style="square"))
+        return shapes
 
     def _pfl_setup(self) -> PflSetup:
         """Power and force limiting's figures, in every safety mode: the robot's effective mass
@@ -290,7 +366,7 @@ class Simulation:
         return TreeHost(role, self.scenario, self.network.endpoint(f"{role}-tree"), broker, seed, record)
 
     def _take_events(self, result: TickResult) -> None:
-        """A tree executor's events into the log; the person's actions and the robot's random
+        """A tree executor's events into the log; the people's actions and the robot's random
         failures are counted as they pass (the log may be on disk by the end)."""
         for t, event, fields in result.events:
             self.events.emit(t, event, **fields)
@@ -298,16 +374,20 @@ class Simulation:
             if event == "person_action_finished":
                 self.stats.person_actions += 1
                 self.stats.person_actions_failed += fields.get("result") != "succeeded"
+                if self.stats.people is not None and fields.get("tree") in self.stats.people:
+                    self.stats.people[fields["tree"]].count_action(fields)
             elif event == "random_failure" and fields.get("tree") == "robot":
                 self.stats.robot_failures += 1
 
     def status_lines(self) -> list[str]:
-        """The run's state for overlays: simulated time, the person's zone, the robot's state."""
-        person = self.plugin.pose
-        zone = self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y)  # None before the first step
+        """The run's state for overlays: simulated time, each person's zone, the robot's state."""
         return [f"t = {self.now():.1f} s",
-                f"person: {zone} zone",
+                *(f"{person.name}: {self._zone_of(person, person.plugin.pose)} zone" for person in self.people),
                 f"robot: {self.robot.status.value}, velocity {self.robot.velocity_fraction:.0%}"]
+
+    def _zone_of(self, person: PersonRun, pose: Pose) -> str:
+        """The person's zone as the monitor has it, or (before the first step) at ``pose``."""
+        return person.monitor.zone or zone_of(self.scenario.zones, pose.x, pose.y)
 
     def _world_events(self, event: str, **fields: Any) -> None:
         self.events.emit(self.now(), event, **fields)
@@ -344,9 +424,16 @@ class Simulation:
         is up to a person's step old, or newer where the monitor happened to pose the body for
         a query (then what the robot saw would depend on when the monitor asks)."""
         now = self.now()
-        person = self.plugin.pose_at(now)
-        self.services.publish(person, self.monitor.zone or zone_of(self.scenario.zones, person.x, person.y),
-                              None if self.ssm is None else self.robot.safety_cap)
+        cap = None if self.ssm is None else self.robot.safety_cap
+        if not self.several:
+            person = self.plugin.pose_at(now)
+            self.services.publish(person, self._zone_of(self.people[0], person), cap)
+        else:  # the person in the strictest zone, of them the nearest (by the newest separation)
+            poses = [person.plugin.pose_at(now) for person in self.people]
+            zones = [self._zone_of(person, pose) for person, pose in zip(self.people, poses)]
+            chosen = min(range(len(self.people)),
+                         key=lambda i: (-ZONE_ORDER.index(zones[i]), self.people[i].monitor.last_separation))
+            self.services.publish(poses[chosen], zones[chosen], cap, self.people[chosen].name)
         self.network.advance(now)
         for role, host in self.trees.items():
             result = host.tick(now)
@@ -354,7 +441,7 @@ class Simulation:
             self._take_transitions(role, result.transitions)
             if result.ticked:
                 self.status_logs[role].ticked(now)
-            if role == "robot" and result.ticked and result.status == "SUCCESS":
+            if role == ROBOT and result.ticked and result.status == "SUCCESS":
                 self.stats.robot_cycles += 1
                 self.events.emit(now, "robot_cycle_done", cycle=self.stats.robot_cycles)
         self.network.advance(now)
@@ -383,26 +470,79 @@ class Simulation:
             self._tick_trees()
         else:
             self.network.advance(t)  # what a channel's latency delivers between ticks
-        animation = self._person_due()
-        if animation == STEP:
-            self.plugin.step(t, self.dt)
-            self.server.poll(t)
-        elif animation == PREVIEW:
-            self.plugin.preview(t, self.dt)
-        posed = bool(animation)
-        if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
-            self.ssm.step(t, self.monitor.separation_bound(t + self.dt), self.monitor.joint_fraction())
-        self.robot.step(self.dt)
-        self.parts.step()
-        p.stepSimulation(physicsClientId=self.client)
-        self.step_count += 1
-        x, y = self._person_xy(posed)
-        self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
-        self._record_trajectory(posed)
+        if not self.several:
+            animation = self._animate(self.people[0], t)
+            posed = bool(animation)
+            if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
+                self.ssm.step(t, self.monitor.separation_bound(t + self.dt), self.monitor.joint_fraction())
+            self._step_world()
+            x, y = self._person_xy(posed)
+            self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
+            self._record_trajectory(posed)
+        else:
+            animations = [self._animate(person, t) for person in self.people]
+            if self.ssm is not None:  # the smallest bound of any person's separation
+                self.ssm.step(t, min(person.monitor.separation_bound(t + self.dt) for person in self.people),
+                              self.monitor.joint_fraction())
+            self._step_world()
+            self._monitor_people(animations)
+            self._record_people()
         if self.observers:
             self.parts.place_riders()  # a view shows the parts on a belt where they are
             for observer in self.observers:
                 observer.after_step(self.view)
+
+    def _animate(self, person: PersonRun, t: float) -> str:
+        """The person's part of a physics step (:meth:`_person_due`); what it was."""
+        animation = self._person_due(person)
+        if animation == STEP:
+            person.plugin.step(t, self.dt)
+            person.server.poll(t)
+        elif animation == PREVIEW:
+            person.plugin.preview(t, self.dt)
+        return animation
+
+    def _step_world(self) -> None:
+        """The arm, the parts and the physics: one step."""
+        self.robot.step(self.dt)
+        self.parts.step()
+        p.stepSimulation(physicsClientId=self.client)
+        self.step_count += 1
+
+    def _monitor_people(self, animations: list[str]) -> None:
+        """Several people after a step: each one's zone, the robot's figures by the strictest
+        zone of any (kept by the first person's monitor), then each one's checks."""
+        now = self.now()
+        places = [self._xy_of(person, bool(animation)) for person, animation in zip(self.people, animations)]
+        for person, animation, (x, y) in zip(self.people, animations, places):
+            person.monitor.begin_step(now, x, y, bool(animation))
+        self.monitor.account_robot(now, strictest(person.monitor.zone for person in self.people))
+        for person, animation, (x, y) in zip(self.people, animations, places):
+            person.monitor.finish_step(now, x, y, bool(animation), self._query_ahead_s(animation))
+        if all(animation == STEP for animation in animations):  # every body posed where it is now
+            self.people_watch.check(now, {person.name: place for person, place in zip(self.people, places)})
+
+    def _xy_of(self, person: PersonRun, posed: bool) -> tuple[float, float]:
+        """The person's pelvis ``(x, y)`` after this step (see :meth:`_person_xy`)."""
+        if posed:
+            pose = person.plugin.pose
+            return pose.x, pose.y
+        return person.plugin.pelvis_xy_at(self.now())
+
+    def _record_people(self) -> None:
+        """A trajectory.csv row of a run with several people: the first person's columns as with
+        one (the zone the strictest, the separation the smallest of any), then each one's."""
+        if self.step_count % self.trajectory_every != 0:
+            return
+        now = self.now()
+        poses = [person.plugin.pose_at(now) if not person.monitor.posed else person.plugin.pose for person in self.people]
+        fraction, speed = self.monitor.robot_speeds()
+        first = poses[0]
+        row = [round(now, 6), first.x, first.y, first.yaw, strictest(person.monitor.zone for person in self.people),
+               self.robot.velocity_fraction, fraction, speed, min(person.monitor.last_separation for person in self.people)]
+        for person, pose in zip(self.people, poses):
+            row += [pose.x, pose.y, pose.yaw, person.monitor.zone, person.monitor.last_separation]
+        self.trajectory.append(tuple(row))
 
     def _query_ahead_s(self, animation: str) -> float:
         """After the person's own step, the monitor takes a separation query due before the next
@@ -420,7 +560,7 @@ class Simulation:
             return pose.x, pose.y
         return self.plugin.pelvis_xy_at(self.now())
 
-    def _person_due(self) -> str:
+    def _person_due(self, person: PersonRun) -> str:
         """``STEP``: the person acts and is animated, at ``simulation.person_rate_hz``;
         ``PREVIEW``: the body is only posed where it is, for the safety monitor's separation
         query after this step (near the robot, every step), which must not change what the
@@ -431,7 +571,7 @@ class Simulation:
         posed never changes the physics."""
         if self.step_count % self.person_every == 0:
             return STEP
-        return PREVIEW if self.monitor.separation_due((self.step_count + 1) * self.dt) else ""
+        return PREVIEW if person.monitor.separation_due((self.step_count + 1) * self.dt) else ""
 
     def _record_trajectory(self, posed: bool) -> None:
         """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""
@@ -504,17 +644,20 @@ class Simulation:
         self.stats.human_response_times = list(self.called.response_times)
         self.stats.recoveries = len(self.called.response_times)
         node = self.services.node
-        self.stats.messages_dropped = (self.plugin.endpoint.dropped + self.server.endpoint.dropped
+        self.stats.messages_dropped = (sum(person.plugin.endpoint.dropped + person.server.endpoint.dropped
+                                           for person in self.people)
                                        + node.endpoint.counts["dropped"] + node.counts["misdelivered"]
                                        + node.counts["unexpected_replies"]
                                        + sum(getattr(host, "dropped", 0) for host in self.trees.values()))
         self.stats.count_parts(self.parts.counts, self.scenario.parts)
-        if self.monitor.pfl is not None:  # a contact still going on at the end
-            self.monitor.pfl.finish(self.now())
-        closest = self.monitor.closest_approach()
-        if closest is not None:
-            when = closest.pop("t")
-            self.events.emit(self.now(), "closest_approach", at_t=round(when, 6), **closest)
+        for person in self.people:
+            if person.monitor.pfl is not None:  # a contact still going on at the end
+                person.monitor.pfl.finish(self.now())
+            closest = person.monitor.closest_approach()
+            if closest is not None:
+                when = closest.pop("t")
+                self.events.emit(self.now(), "closest_approach", at_t=round(when, 6), **closest)
+        self.stats.combine_people()
         self.events.emit(self.now(), "run_finished", complete=self.stats.complete)
 
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from hri.workcell.parts import PartCounts
 
 ZONES = ("safe", "warning", "stop")
+#: Hall's distances of a person from the robot (hri.run.monitor.PROXEMICS), nearest first
+PROXEMIC_ZONES = ("intimate", "personal", "social", "public")
 ROBOT_MODES = ("full", "reduced", "stopped")
 #: the bands of the velocity fraction the safety function allows (``speed_band_time_s``)
 SPEED_BANDS = ("0", "0-25%", "25-50%", "50-75%", "75-100%", "100%")
@@ -57,10 +59,59 @@ class EventLog(Spool):
 
 
 class TrajectoryLog(Spool):
-    """The rows of ``trajectory.csv`` (:data:`TRAJECTORY_COLUMNS`), spilled like the events."""
+    """The rows of ``trajectory.csv`` (:data:`TRAJECTORY_COLUMNS`, then with several people
+    :func:`person_columns` for each), spilled like the events."""
 
-    def __init__(self) -> None:
-        super().__init__(_row_line, ",".join(TRAJECTORY_COLUMNS) + "\n")
+    def __init__(self, people: tuple[str, ...] = ()) -> None:
+        columns = TRAJECTORY_COLUMNS + tuple(c for name in people for c in person_columns(name))
+        super().__init__(_row_line, ",".join(columns) + "\n")
+
+
+def person_columns(name: str) -> tuple[str, ...]:
+    """A person's columns of ``trajectory.csv`` in a run with several people: pelvis, zone and
+    the newest separation from the robot (the first person's pelvis is also ``person_x`` ...)."""
+    return tuple(f"person_{name}_{column}" for column in ("x", "y", "yaw", "zone", "separation_m"))
+
+
+@dataclass
+class PersonStats:
+    """One person's figures in a run with several people (``people.NAME`` of the statistics);
+    the run's own keep the overall ones (:meth:`RunStats.combine_people`). The attribute names
+    are :class:`RunStats`'s: the safety monitor writes either (one person: the run's)."""
+
+    zone_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in ZONES})
+    zone_entries: dict[str, int] = field(default_factory=lambda: {"warning": 0, "stop": 0})
+    min_separation_m: float = math.inf
+    max_stop_intrusion_m: float | None = None
+    person_distance_m: float = 0.0
+    person_actions: int = 0
+    person_actions_failed: int = 0
+    person_action_failures: dict[str, int] = field(default_factory=dict)
+    safety_violations: int = 0
+    # time within Hall's distances of the robot (hri.run.monitor.PROXEMICS), by the separation
+    proxemic_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in PROXEMIC_ZONES})
+
+    def count_action(self, fields: dict[str, Any]) -> None:
+        """A finished action of this person's (``person_action_finished``)."""
+        self.person_actions += 1
+        if fields.get("result") != "succeeded":
+            self.person_actions_failed += 1
+            reason = str(fields.get("reason") or "unspecified")
+            self.person_action_failures[reason] = self.person_action_failures.get(reason, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "zone_time_s": {k: round(v, 6) for k, v in self.zone_time_s.items()},
+            "zone_entries": dict(self.zone_entries),
+            "min_separation_m": round(self.min_separation_m, 6) if math.isfinite(self.min_separation_m) else None,
+            "max_stop_intrusion_m": None if self.max_stop_intrusion_m is None else round(self.max_stop_intrusion_m, 6),
+            "person_distance_m": round(self.person_distance_m, 6),
+            "person_actions": self.person_actions,
+            "person_actions_failed": self.person_actions_failed,
+            "person_action_failures": _most_frequent(self.person_action_failures),
+            "safety_violations": self.safety_violations,
+            "proxemic_time_s": {k: round(v, 6) for k, v in self.proxemic_time_s.items()},
+        }
 
 
 @dataclass
@@ -105,6 +156,21 @@ class RunStats:
     parts_shelved: int = 0
     complete: bool = True
     error: str | None = None  # the line of the error that ended the run; only then in stats.json
+    people: dict[str, PersonStats] | None = None  # several people: each one's figures; only then in stats.json
+    person_contacts: int = 0  # several people: steps on which two persons' bodies interpenetrate (violations)
+
+    def combine_people(self) -> None:
+        """The overall figures of several people: the smallest separation and the deepest
+        intrusion of any, the sums of distances, zone entries and actions (``zone_time_s`` is
+        the time of the strictest zone of any person, counted as the run goes)."""
+        people = list((self.people or {}).values())
+        if not people:
+            return
+        self.min_separation_m = min(person.min_separation_m for person in people)
+        intrusions = [person.max_stop_intrusion_m for person in people if person.max_stop_intrusion_m is not None]
+        self.max_stop_intrusion_m = max(intrusions) if intrusions else None
+        self.person_distance_m = sum(person.person_distance_m for person in people)
+        self.zone_entries = {zone: sum(person.zone_entries[zone] for person in people) for zone in self.zone_entries}
 
     def count_parts(self, counts: PartCounts, settings: PartsSettings) -> None:
         """Part tallies; good/bad/shelved by the surfaces the scenario names for them."""
@@ -167,6 +233,9 @@ class RunStats:
             "parts_bad": self.parts_bad,
             "parts_shelved": self.parts_shelved,
             "messages_dropped": self.messages_dropped,
+            **({} if self.people is None else {
+                "person_contacts": self.person_contacts,
+                "people": {name: person.as_dict() for name, person in self.people.items()}}),
             "complete": self.complete,
             **({} if self.error is None else {"error": self.error}),
         }

@@ -7,13 +7,17 @@ the services its role needs through the broker, subscribes to their state stream
 hands its tree's nodes the clients (``ctx.services``):
 
 =======  ==================================================================
-role     services
+tree     services
 =======  ==================================================================
-person   ``actor`` (:class:`~hri.actor.service.ActorClient`), ``parts``, ``called``
+person   ``actor`` (:class:`~hri.actor.service.ActorClient`: the person's own, by name, in
+         a run with several people), ``parts``, ``called``
 robot    ``robot`` (:class:`~hri.robot.service.RobotClient`), ``parts``, ``called``;
          the ``safety`` stream is written to the blackboard before each tick
-         (``human_pose``, ``human_zone``)
+         (``human_pose``, ``human_zone``, ``human_name``: of the person in the strictest zone)
 =======  ==================================================================
+
+A tree is named like the scenario's trees (:attr:`~hri.scenario.model.Scenario.trees`): each
+person's name (``person`` for a scenario's one ``person:``), and ``robot``.
 
 The same class runs in the simulation's process (the default, lockstep) and in a process of
 its own (``hri run --split``, :mod:`hri.run.tree_process`). Either way the simulation calls
@@ -52,9 +56,8 @@ from hri.workcell.parts_service import QUERY as PARTS_QUERY, PartsClient
 from hri.robot import service as robot_service
 from hri.robot.service import RobotClient
 from hri.run.safety_link import POSE_STREAM, QUERY as SAFETY_QUERY, SafetyClient
-from hri.scenario.model import Scenario
+from hri.scenario.model import ROBOT, Scenario, tree_kind
 
-ROLES = ("person", "robot")
 CALL_TIMEOUT_S = 1.0  # simulated seconds a request may take before its node fails
 
 _QUERIES = {"actor": actor_service.QUERY, "robot": robot_service.QUERY, "parts": PARTS_QUERY,
@@ -82,13 +85,16 @@ class TickResult:
 
 
 class TreeHost:
-    """One tree of a scenario (``role``: person or robot) on one network endpoint."""
+    """One tree of a scenario (``role``: a person's name or ``robot``) on one network endpoint."""
 
     def __init__(self, role: str, scenario: Scenario, endpoint: Endpoint, broker_address: int,
                  seed: np.random.SeedSequence, record_transitions: bool = False) -> None:
-        if role not in ROLES:
-            raise HriError(f"unknown tree role {role!r} (roles: {', '.join(ROLES)})")
+        if role not in scenario.trees:
+            raise HriError(f"unknown tree {role!r} (trees: {', '.join(scenario.trees)})")
         self.role = role
+        self.kind = tree_kind(role)
+        person = scenario.person_named(role)  # None: the robot's tree
+        self._queries = {**_QUERIES, "actor": actor_service.query(role if scenario.several else None)}
         self._now = 0.0
         self._events: list[Event] = []
         self.node = Node(endpoint, clock=self.now, timeout=CALL_TIMEOUT_S, auto=False)
@@ -100,10 +106,11 @@ class TreeHost:
         load_plugins(registry, scenario.plugins, scenario.path.parent, str(scenario.path),
                      scenario.line_of("plugins"))
         self.blackboard = Blackboard()
-        for key, value in scenario.blackboard_entries().items():
+        for key, value in scenario.blackboard_entries(person).items():
             self.blackboard.set(key, value)
-        if role == "robot":
+        if role == ROBOT:
             self.blackboard.set("human_pose", self._start_pose)
+            self.blackboard.set("human_name", scenario.person.name)
         self.ctx = TreeContext(np.random.default_rng(seed), self.now, {}, self._node_event)
         path = str(scenario.trees[role])
         self.tree = load_tree(path, registry, self.ctx, self.blackboard)
@@ -129,10 +136,10 @@ class TreeHost:
     def _connect(self) -> None:
         """Ask the broker for each service (again after a lost request); once all are found,
         build the clients; ready when every subscription has answered."""
-        for name in _ROLE_SERVICES[self.role]:
+        for name in _ROLE_SERVICES[self.kind]:
             future = self._discoveries.get(name)
             if future is None or isinstance(future.error, (CallTimeout, QueueFull)):
-                self._discoveries[name] = self._broker.discover(**_QUERIES[name])
+                self._discoveries[name] = self._broker.discover(**self._queries[name])
             elif future.failed:
                 raise HriError(f"{self.role} tree: {future.error.message}")
         if not self.ctx.services and all(f.done for f in self._discoveries.values()):
@@ -159,6 +166,8 @@ class TreeHost:
                 self.blackboard.set("human_pose", safety.person_pose())
                 if safety.person_zone() is not None:
                     self.blackboard.set("human_zone", safety.person_zone())
+                if safety.person_name() is not None:
+                    self.blackboard.set("human_name", safety.person_name())
                 if safety.speed_cap() is not None:
                     self.blackboard.set("ssm_speed_cap", safety.speed_cap())
             if self.transitions is not None:

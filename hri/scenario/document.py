@@ -60,8 +60,12 @@ class Document:
         """A copy of the values with the tree files and (when given) the plug-ins replaced by
         the copies a run directory keeps."""
         data = copy.deepcopy(self.data)
-        for role, path in trees.items():
-            data["trees"][role] = path
+        people = {person.get("name"): person for person in data.get("people") or [] if isinstance(person, dict)}
+        for role, path in trees.items():  # a person of ``people`` names their tree in the entry
+            if role in people and role not in data["trees"]:
+                people[role]["tree"] = path
+            else:
+                data["trees"][role] = path
         if plugins is not None:
             data["plugins"] = plugins
         return data

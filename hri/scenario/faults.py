@@ -25,19 +25,25 @@ SPLIT_ONLY = ("tree_killed", "tree_hung")
 class Fault:
     kind: str
     at_s: float
-    tree: str = "robot"  # tree_killed, tree_hung: whose process
+    tree: str = "robot"  # tree_killed, tree_hung: whose process (a tree's name)
+    person: str | None = None  # the actor faults: whose actor (None: the first person's)
 
     @classmethod
     def parse(cls, spec: Any, where: str) -> "Fault":
-        """A fault from ``{kind, at_s, tree?}`` or ``"KIND@SECONDS"``; HriError naming ``where``."""
+        """A fault from ``{kind, at_s, tree?, person?}`` or ``"KIND[:NAME]@SECONDS"`` (NAME: the
+        tree of a tree kind, the person of an actor kind); HriError naming ``where``. Whether
+        the names exist in the scenario is :func:`check_names`'s."""
         if isinstance(spec, str):
             kind, _, at = spec.partition("@")
+            kind, _, name = kind.partition(":")
             spec = {"kind": kind, "at_s": at or "0"}
+            if name:
+                spec["tree" if kind in SPLIT_ONLY else "person"] = name
         if not isinstance(spec, dict):
             raise HriError(f"{where}: a fault is {{kind: ..., at_s: ...}} or KIND@SECONDS, got {brief(spec)}")
-        unknown = sorted(set(spec) - {"kind", "at_s", "tree"})
+        unknown = sorted(set(spec) - {"kind", "at_s", "tree", "person"})
         if unknown:
-            raise HriError(f"{where}: unknown key {brief(unknown[0])} (keys: kind, at_s, tree)")
+            raise HriError(f"{where}: unknown key {brief(unknown[0])} (keys: kind, at_s, tree, person)")
         kind = spec.get("kind")
         if kind not in KINDS:
             raise HriError(f"{where}: unknown fault kind {brief(kind)} (kinds: {', '.join(KINDS)})")
@@ -49,10 +55,20 @@ class Fault:
             raise HriError(f"{where}: at_s must be a finite number of simulated seconds, got {at_s}")
         if at_s < 0:
             raise HriError(f"{where}: at_s must not be negative, got {at_s}")
-        tree = spec.get("tree", "robot")
-        if tree not in ("person", "robot"):
-            raise HriError(f"{where}: tree must be person or robot, got {brief(tree)}")
-        return cls(str(kind), at_s, tree)
+        tree, person = spec.get("tree", "robot"), spec.get("person")
+        if not isinstance(tree, str):
+            raise HriError(f"{where}: tree must be a tree's name (robot, or a person's), got {brief(tree)}")
+        if person is not None and (not isinstance(person, str) or kind in SPLIT_ONLY):
+            raise HriError(f"{where}: person names whose actor breaks (not of {kind}: its tree is 'tree'), "
+                           f"got {brief(person)}")
+        return cls(str(kind), at_s, tree, person)
+
+    def check_names(self, trees: Sequence[str], people: Sequence[str], where: str) -> None:
+        """HriError naming ``where`` when the fault's tree or person is none of the scenario's."""
+        if self.kind in SPLIT_ONLY and self.tree not in trees:
+            raise HriError(f"{where}: no tree '{self.tree}' to break (trees: {', '.join(trees)})")
+        if self.person is not None and self.person not in people:
+            raise HriError(f"{where}: no person '{self.person}' (people: {', '.join(people)})")
 
 
 def parse_faults(specs: Any, where: str = "faults") -> list[Fault]:

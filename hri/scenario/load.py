@@ -12,12 +12,13 @@ from __future__ import annotations
 import difflib
 import importlib.resources
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
-from shapely.geometry import MultiPoint, Polygon
+from shapely.geometry import MultiPoint, Point, Polygon
 from shapely.validation import explain_validity
 
 from hri.base.untrusted import read_own
@@ -29,11 +30,12 @@ from hri.base.numbers import brief, duration_problem, is_number, range_problem
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_MASS_KG, MAX_RATE_HZ, MEASURED, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PFL_CONTACT_DISTANCE_MAX_M, ROLES, SAFETY_MODES,
-                                PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
+from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_MASS_KG, MAX_PEOPLE, MAX_RATE_HZ, MEASURED,
+                                MIN_PERSON_GAP_M, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PERSON, PERSON_NAME_PATTERN,
+                                PFL_CONTACT_DISTANCE_MAX_M, ROBOT, SAFETY_MODES, PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
-from hri.workcell.layout import PartsSettings, Room
+from hri.workcell.layout import Furniture, PartsSettings, Room
 
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
@@ -54,6 +56,7 @@ _SCHEMA: dict[str, Any] = {
               "tool_link": str, "moving_mass_kg": float, "payload_kg": float,
               "limits": {"position": list, "velocity": "any"}},
     "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float},
+    "people": "any",  # a list of persons (_PERSON_KEYS), checked by _read_people
     "zones": {"warning": list, "stop": list},
     "areas": "any",
     "poses": "any",
@@ -77,10 +80,14 @@ _REQUIRED_IN = {
     "robot": ("base", "reduced_velocity"),
     "person": ("start", "walk_stride_m"),
     "zones": ("warning", "stop"),
-    "trees": ("person", "robot"),
+    "trees": ("robot",),
     "safety": ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"),
 }
-_REQUIRED = ("name", "simulation", "room", "robot", "person", "zones", "trees", "safety")
+_REQUIRED = ("name", "simulation", "room", "robot", "zones", "trees", "safety")  # and person or people
+#: the keys of an entry of ``people`` (a type as in _SCHEMA) and those it must have
+_PERSON_KEYS: dict[str, Any] = {"name": str, "tree": str, "start": "pose", "walk_stride_m": float,
+                                "clearance_m": float}
+_PERSON_REQUIRED = ("name", "tree", "start", "walk_stride_m")
 
 
 def preset_path(name: str) -> Path:
@@ -259,24 +266,30 @@ def build_scenario(document: Document, file: str) -> Scenario:
                     for section in ("zones", "areas"))
     poses = {name: _read_pose(f"poses.{name}", spec, fail) for name, spec in (data.get("poses") or {}).items()}
     base = _read_pose("robot.base", data["robot"]["base"], fail)
-    start = _read_pose("person.start", data["person"]["start"], fail)
+    people = _read_people(data, fail)
     arm = _read_robot_model(data["robot"], document.path.parent, fail)
     robot_config = _read_robot_config(data["robot"].get("config"), arm, fail)
     net = _read_net(data.get("net"), fail)
     faults = _read_faults(data.get("faults"), fail)
     check_workcell(data, fail)
     _validate_layout(room, zones, areas, {**{f"poses.{k}": v for k, v in poses.items()},
-                                          "robot.base": base, "person.start": start}, fail)
-    trees = _read_trees(document, fail)
+                                          "robot.base": base, **_start_keys(data, people)}, fail)
+    furniture = read_furniture(data, fail)
+    _check_starts(data, people, furniture, fail)
+    trees = _read_trees(document, people, fail)
+    for i, fault in enumerate(faults):
+        try:
+            fault.check_names(list(trees), [person.name for person in people], f"faults[{i}]")
+        except HriError as err:
+            fail(err.message, f"faults[{i}].{'person' if fault.person is not None else 'tree'}")
     parts = read_parts(data, fail)
-    simulation, robot, person, safety = data["simulation"], data["robot"], data["person"], data["safety"]
+    simulation, robot, safety = data["simulation"], data["robot"], data["safety"]
     return Scenario(
         path=document.path, name=data["name"],
         simulation=SimulationSettings(**{key: float(value) for key, value in simulation.items()}),
-        room=room, furniture=read_furniture(data, fail),
+        room=room, furniture=furniture,
         robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config, arm,
-                         *_read_robot_masses(robot, arm, parts, fail)),
-        person=PersonSetup(start, float(person["walk_stride_m"]), float(person.get("clearance_m", CLEARANCE_M))),
+                         *_read_robot_masses(robot, arm, parts, fail)), people=people,
         zones=zones, areas=areas, poses=poses, trees=trees,
         safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail),
         net=net, parts=parts, faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
@@ -290,9 +303,13 @@ def _check_shape(data: dict, fail: Fail) -> None:
     for key in _REQUIRED:
         if key not in data:
             fail(f"missing required key '{key}'", "")
+    if ("person" in data) == ("people" in data):
+        fail("a scenario has either 'person' (one person) or 'people' (a list of persons)"
+             if "person" in data else "missing required key 'person' (or 'people', a list of persons)",
+             "people" if "people" in data else "")
     for section, keys in _REQUIRED_IN.items():
         for key in keys:
-            if key not in data[section]:
+            if section in data and key not in data[section]:
                 fail(f"missing required key '{section}.{key}'", section)
     for section in ("furniture", "areas", "poses", "blackboard", "net"):  # free-form, but mappings
         if data.get(section) is not None and not isinstance(data[section], dict):
@@ -300,14 +317,111 @@ def _check_shape(data: dict, fail: Fail) -> None:
     _validate_numbers(data, fail)
 
 
-def _read_trees(document: Document, fail: Fail) -> dict[str, Path]:
-    """Each role's tree file, relative to the scenario's folder; it must exist."""
-    named = document.data["trees"]
-    trees = {role: (document.path.parent / named[role]).resolve() for role in ROLES}
-    for role in ROLES:
-        if not trees[role].is_file():  # say where we looked
-            fail(f"trees.{role}: no such file '{named[role]}' ({shown_path(trees[role])})", f"trees.{role}")
+def _read_trees(document: Document, people: tuple[PersonSetup, ...], fail: Fail) -> dict[str, Path]:
+    """Each tree's file by the tree's name (each person's, then ``robot``), relative to the
+    scenario's folder; it must exist. One ``person`` names its tree in ``trees.person``, each
+    of ``people`` in its ``tree``."""
+    data = document.data
+    named = data["trees"]
+    keys = {ROBOT: f"trees.{ROBOT}"}
+    if "person" in data:
+        if PERSON not in named:
+            fail(f"missing required key 'trees.{PERSON}'", "trees")
+        keys = {PERSON: f"trees.{PERSON}", **keys}
+    else:
+        if PERSON in named:
+            fail(f"trees.{PERSON}: with 'people' each person names their tree ('people[N].tree')", f"trees.{PERSON}")
+        keys = {person.name: f"people[{i}].tree" for i, person in enumerate(people)} | keys
+    texts = {name: _dotted_value(data, key) for name, key in keys.items()}
+    trees = {name: (document.path.parent / texts[name]).resolve() for name in keys}
+    for name, key in keys.items():
+        if not trees[name].is_file():  # say where we looked
+            fail(f"{key}: no such file '{texts[name]}' ({shown_path(trees[name])})", key)
     return trees
+
+
+def _dotted_value(data: dict, dotted: str) -> Any:
+    """The value at ``section.key`` or ``people[N].key``."""
+    if dotted.startswith("people["):
+        index, key = dotted[len("people["):].split("].")
+        return data["people"][int(index)][key]
+    section, key = dotted.split(".")
+    return data[section][key]
+
+
+def _read_people(data: dict, fail: Fail) -> tuple[PersonSetup, ...]:
+    """``person`` (one, named ``person``) or ``people``: a non-empty list of persons with names
+    of their own (each a :data:`PERSON_NAME_PATTERN`, none ``robot``)."""
+    if "person" in data:
+        person = data["person"]
+        return (PersonSetup(_read_pose("person.start", person["start"], fail), float(person["walk_stride_m"]),
+                            float(person.get("clearance_m", CLEARANCE_M))),)
+    people = data["people"]
+    if not isinstance(people, list):
+        fail(f"'people' must be a list of persons ({{name, tree, start, walk_stride_m}}), got {brief(people)}", "people")
+    if not people:
+        fail("'people' is empty: a scenario needs at least one person", "people")
+    if len(people) > MAX_PEOPLE:
+        fail(f"'people' has {len(people)} persons, at most {MAX_PEOPLE}", "people")
+    seen: dict[str, int] = {}
+    read = []
+    for i, spec in enumerate(people):
+        where = f"people[{i}]"
+        if not isinstance(spec, dict):
+            fail(f"'{where}' must be a mapping {{name, tree, start, walk_stride_m}}, got {brief(spec)}", where)
+        _check_schema(spec, _PERSON_KEYS, where, fail)
+        for key in _PERSON_REQUIRED:
+            if key not in spec:
+                fail(f"missing required key '{where}.{key}'", where)
+        name = spec["name"]
+        if not re.fullmatch(PERSON_NAME_PATTERN, name) or name == ROBOT:
+            fail(f"{where}.name: {brief(name)} is no person's name (a letter, then up to 31 letters, digits "
+                 f"or '_'; not '{ROBOT}', the robot's tree)", f"{where}.name")
+        if name in seen:
+            fail(f"{where}.name: two persons are named '{name}' (the first is people[{seen[name]}])", f"{where}.name")
+        seen[name] = i
+        for key in ("walk_stride_m", "clearance_m"):
+            if key in spec:
+                _check_person_length(float(spec[key]), f"{where}.{key}", key == "walk_stride_m", fail)
+        read.append(PersonSetup(_read_pose(f"{where}.start", spec["start"], fail), float(spec["walk_stride_m"]),
+                                float(spec.get("clearance_m", CLEARANCE_M)), name))
+    return tuple(read)
+
+
+def _check_person_length(value: float, key: str, positive: bool, fail: Fail) -> None:
+    """A person's walk stride (positive) or clearance (not negative), at most MAX_LENGTH_M."""
+    if positive and value <= 0:  # metres per walk cycle: the walk would never end
+        fail(f"{key} must be positive", key)
+    if value < 0:  # how far the walks keep from furniture and arm
+        fail(f"{key} must not be negative", key)
+    if value > MAX_LENGTH_M:
+        fail(f"{key} must be at most {MAX_LENGTH_M:g} m, got {value:g}", key)
+
+
+def _start_keys(data: dict, people: tuple[PersonSetup, ...]) -> dict[str, Pose]:
+    """Each person's start pose by its key (``person.start``, ``people[N].start``)."""
+    if "person" in data:
+        return {"person.start": people[0].start}
+    return {f"people[{i}].start": person.start for i, person in enumerate(people)}
+
+
+def _check_starts(data: dict, people: tuple[PersonSetup, ...], furniture: dict[str, Furniture], fail: Fail) -> None:
+    """Of several people, none starts inside a piece of furniture or within
+    :data:`MIN_PERSON_GAP_M` of another (one ``person`` is checked as before: the presets')."""
+    if "person" in data:
+        return
+    for i, person in enumerate(people):
+        key = f"people[{i}].start"
+        spot = Point(person.start.x, person.start.y)
+        for name, piece in furniture.items():
+            if piece.footprint.contains(spot):
+                fail(f"{key}: ({person.start.x:g}, {person.start.y:g}) lies inside furniture.{name}", key,
+                     f"furniture.{name}")
+        for j, other in enumerate(people[:i]):
+            gap = math.hypot(person.start.x - other.start.x, person.start.y - other.start.y)
+            if gap < MIN_PERSON_GAP_M:
+                fail(f"{key}: {gap:.3g} m from people[{j}] ('{other.name}'), inside them (persons start at "
+                     f"least {MIN_PERSON_GAP_M:g} m apart)", key, f"people[{j}].start")
 
 
 def _read_pose(key: str, spec: Any, fail: Fail) -> Pose:
@@ -346,13 +460,15 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
         fail(f"simulation.duration_s {problem}", "simulation.duration_s")
     if not 0.0 <= float(data["robot"]["reduced_velocity"]) <= 1.0:
         fail("robot.reduced_velocity must be within 0..1", "robot.reduced_velocity")
-    if float(data["person"]["walk_stride_m"]) <= 0:  # metres per walk cycle: the walk would never end
-        fail("person.walk_stride_m must be positive", "person.walk_stride_m")
-    if float(data["person"].get("clearance_m", 0.0)) < 0:  # how far the walks keep from furniture and arm
-        fail("person.clearance_m must not be negative", "person.clearance_m")
-    for key in ("walk_stride_m", "clearance_m"):
-        if float(data["person"].get(key, 0.0)) > MAX_LENGTH_M:
-            fail(f"person.{key} must be at most {MAX_LENGTH_M:g} m, got {brief(data['person'][key])}", f"person.{key}")
+    if "person" in data:
+        person = data["person"]
+        if float(person["walk_stride_m"]) <= 0:  # metres per walk cycle: the walk would never end
+            fail("person.walk_stride_m must be positive", "person.walk_stride_m")
+        if float(person.get("clearance_m", 0.0)) < 0:  # how far the walks keep from furniture and arm
+            fail("person.clearance_m must not be negative", "person.clearance_m")
+        for key in ("walk_stride_m", "clearance_m"):
+            if float(person.get(key, 0.0)) > MAX_LENGTH_M:
+                fail(f"person.{key} must be at most {MAX_LENGTH_M:g} m, got {brief(person[key])}", f"person.{key}")
     for key in ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance"):
         if float(data["safety"][key]) < 0:
             fail(f"safety.{key} must not be negative", f"safety.{key}")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from hri.robot.arm import RobotConfig
     from hri.kinematics.arm_model import ArmModel
 
-ROLES = ("person", "robot")
+ROLES = ("person", "robot")  # the kinds of tree: a person's, the robot's
 #: the service network's channels in a run, one per service (docs/network.md), which ``net``
 #: may name besides ``default``
 NET_CHANNELS = ("broker", "actor", "robot", "parts", "called", "safety")
@@ -83,13 +83,33 @@ robot carries at most; a carried part is massless in the physics)."""
     payload_kg: float
 
 
+#: the name of the one person of a scenario with ``person:`` (its tree, ``.btlog``, Groot2 port)
+PERSON = "person"
+#: the robot's tree's name, which no person may take
+ROBOT = "robot"
+#: a person's name: a letter, then letters, digits or ``_`` (it names files, queues and services)
+PERSON_NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_]{0,31}"
+#: the closest two people may start, pelvis to pelvis, in metres: two shoulder widths' halves
+#: (ISO 7250's 95th-percentile biacromial breadth is about 0.45 m) and a hand's width
+MIN_PERSON_GAP_M = 0.5
+#: the most persons in a scenario: each is a body, an actor and a tree (Groot2 takes two ports each)
+MAX_PEOPLE = 16
+
+
+def tree_kind(name: str) -> str:
+    """The kind of the tree named ``name`` (:data:`ROLES`): the robot's, or a person's."""
+    return ROLES[1] if name == ROBOT else ROLES[0]
+
+
 @dataclass(frozen=True)
 class PersonSetup:
-    """``person``: where the person starts, metres per walk cycle, how far walks keep from things."""
+    """A person (``person:``, or one entry of ``people:``): their name, where they start,
+    metres per walk cycle, how far walks keep from things."""
 
     start: Pose
     walk_stride_m: float
     clearance_m: float = CLEARANCE_M
+    name: str = PERSON
 
 
 SAFETY_MODES = ("zones", "ssm")
@@ -160,11 +180,11 @@ class Scenario:
     room: Room
     furniture: dict[str, Furniture]
     robot: RobotSetup
-    person: PersonSetup
+    people: tuple[PersonSetup, ...]  # ``person:`` gives one, named ``person``
     zones: dict[str, Area]
     areas: dict[str, Area]
     poses: dict[str, Pose]
-    trees: dict[str, Path]  # by role, resolved against the scenario's folder
+    trees: dict[str, Path]  # by tree name (each person's name, then ``robot``), resolved against the scenario's folder
     safety: SafetySettings
     net: NetworkQuality
     parts: PartsSettings
@@ -173,8 +193,22 @@ class Scenario:
     plugins: tuple[str, ...]  # module names or .py paths, each checked when loaded (hri.bt.plugins)
     document: Document
 
-    def blackboard_entries(self) -> dict[str, Any]:
-        """What both trees find on their blackboards at start."""
+    @property
+    def person(self) -> PersonSetup:
+        """The first person (the one of a scenario with ``person:``)."""
+        return self.people[0]
+
+    @property
+    def several(self) -> bool:
+        """More than one person: their services, queues and statistics carry their names."""
+        return len(self.people) > 1
+
+    def person_named(self, name: str) -> PersonSetup | None:
+        return next((person for person in self.people if person.name == name), None)
+
+    def blackboard_entries(self, person: PersonSetup | None = None) -> dict[str, Any]:
+        """What the trees find on their blackboards at start (``person``'s walk stride on a
+        person's tree, the first person's on the robot's)."""
         entries: dict[str, Any] = {}
         for name, area in self.zones.items():
             entries[f"{name}_zone"] = area
@@ -182,7 +216,7 @@ class Scenario:
         entries.update(self.poses)
         entries["reduced_velocity"] = self.robot.reduced_velocity
         entries["safety_mode"] = self.safety.mode
-        entries["walk_stride"] = self.person.walk_stride_m
+        entries["walk_stride"] = (person or self.person).walk_stride_m
         entries.update(self.blackboard)
         return entries
 
@@ -190,6 +224,8 @@ class Scenario:
         """This scenario with the faults ``specs`` added: ``KIND@SECONDS`` as ``hri run --fault``
         gives them, or ``{kind, at_s, tree}`` as a scenario's ``faults`` list holds them."""
         added = tuple(Fault.parse(spec, f"--fault {spec}") for spec in specs)
+        for fault, spec in zip(added, specs):
+            fault.check_names(list(self.trees), [person.name for person in self.people], f"--fault {spec}")
         return replace(self, faults=self.faults + added, document=self.document.with_faults(specs))
 
     def line_of(self, dotted: str) -> int | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hri.base.errors import HriError, shown_path
-from hri.scenario.model import ROLES, Scenario
+from hri.scenario.model import ROBOT, Scenario
 
 
 def validate_trees(scenario: Scenario, file: str) -> None:
@@ -25,8 +25,8 @@ def validate_trees(scenario: Scenario, file: str) -> None:
 
     registry = default_registry()
     load_plugins(registry, scenario.plugins, scenario.path.parent, file, scenario.line_of("plugins"))
-    for role in ROLES:
-        errors = validate_file(str(scenario.trees[role]), registry)
+    for tree in scenario.trees.values():  # each person's, then the robot's
+        errors = validate_file(str(tree), registry)
         if errors:
             raise errors[0]
     check_trees_against(scenario, file, registry)
@@ -36,8 +36,8 @@ def check_trees_against(scenario: Scenario, file: str, registry) -> None:
     """What only the scenario and its (valid) trees together tell: see :func:`validate_trees`."""
     from hri.bt.xml_loader import select_tree
 
-    documents = {role: select_tree(str(scenario.trees[role])) for role in ROLES}
-    _check_robot_reach(scenario, file, *documents["robot"], registry)
+    documents = {name: select_tree(str(tree)) for name, tree in scenario.trees.items()}
+    _check_robot_reach(scenario, file, *documents[ROBOT], registry)
     for main, trees in documents.values():
         _check_blackboard_values(scenario, file, trees, registry)
 
