@@ -178,6 +178,7 @@ class RobotArm:
                  model: ArmModel | None = None) -> None:
         self.client = client
         self.config = config
+        self.base_pose = base_pose
         self.arm_model = arm_model = model or default_model()
         self.urdf: Path = arm_model.urdf
         for name in PER_JOINT:

@@ -1,8 +1,8 @@
 """The robot's motion service on the network: how the robot's tree reaches the arm.
 
-The simulation offers the service ``robot``, as seed ``000`` does for its UR-5: the device
-known by identifiers from specific to general (``lbr-iisy-1``, ``lbr-iisy``,
-``industrial-robot``, ``robot``), with its motion commands and the kinematics operations of
+The simulation offers the service ``robot``, as the original service network did for its UR-5: the device
+known by identifiers from specific to general (:func:`identifiers`: ``lbr-iisy-1``,
+``lbr-iisy``, ``industrial-robot``, ``robot`` for the LBR iisy), with its motion commands and the kinematics operations of
 :func:`hri.kinematics.service.kinematics_service` on the arm's URDF chain:
 
 ======================  ==================================  =========================================
@@ -46,7 +46,14 @@ if TYPE_CHECKING:
     from .arm import RobotArm
 
 SERVICE = "robot"  # the service's name is also its channel's: net.robot.latency
-IDENTIFIERS = ("lbr-iisy-1", "lbr-iisy", "industrial-robot", SERVICE)
+
+
+def identifiers(arm_type: str) -> tuple[str, ...]:
+    """The robot's identifiers, specific to general, for an arm of type ``arm_type``
+    (:attr:`hri.kinematics.arm_model.ArmModel.identifier`): ``lbr-iisy-1``, ``lbr-iisy``,
+    ``industrial-robot``, ``robot`` for the LBR iisy; ``UR-5-1``, ``UR-5``, ... for the UR-5."""
+    return (f"{arm_type}-1", arm_type, "industrial-robot", SERVICE)
+
 MOTION_STREAM = "motion"
 KEY = "move"  # a request's move number, and the motion stream's
 QUERY = {"all_of": ["robot"], "op": "move_to"}
@@ -74,11 +81,12 @@ class RobotService:
 
     def __init__(self, arm: "RobotArm") -> None:
         self.arm = arm
-        kinematics = kinematics_service(arm.scene.chain, SERVICE, IDENTIFIERS, joints=arm.joint_positions,
+        names = identifiers(arm.arm_model.identifier)
+        kinematics = kinematics_service(arm.scene.chain, SERVICE, names, joints=arm.joint_positions,
                                         set_joints=self._set_axis_angles)
         handlers = {"move_to": self._move_to, "halt": self._halt, "set_velocity": self._set_velocity,
                     **kinematics.handlers}
-        self.service = Service(SERVICE, IDENTIFIERS, handlers, streams=[MOTION_STREAM, AXIS_STREAM])
+        self.service = Service(SERVICE, names, handlers, streams=[MOTION_STREAM, AXIS_STREAM])
         self.moves = GoalBoard(self.service, MOTION_STREAM, KEY)
 
     def _move_to(self, request: Request) -> str:

@@ -250,3 +250,35 @@ def test_the_ur5_body_plans_and_moves_as_the_simulations_arm(ur5):
         arm.close()
     finally:
         p.disconnect(client)
+
+
+def test_a_ur5_run_offers_the_original_identifiers_and_its_kinematics_service():
+    """In a run of the UR-5 (``robot.model: ur5``) the broker finds the robot as the original
+    service network named it and the kinematics service its table declares, on the run's arm:
+    forward kinematics of the arm's joints, 8 set-points a second. The LBR iisy offers no such
+    service and keeps its identifiers."""
+    from hri.robot.service import identifiers
+    from hri.run.sim import Simulation
+    from hri.scenario.load import load_scenario
+
+    with Simulation(load_scenario("coexistence_ur5"), seed=1) as sim:
+        broker = sim.services.broker
+        robot = broker.find(all_of=["UR-5", "robot"])
+        assert [list(r.identifiers) for r in robot] == [["UR-5-1", "UR-5", "industrial-robot", "robot"]]
+        service = broker.find(all_of=["inverse-kinematic", "UR-5"])
+        assert [list(r.identifiers) for r in service] == [["inverse-kinematic", "UR-5", "service"]]
+        assert {"GET_FORWARD_KINEMATIC", "INTERPOLATE"} <= set(service[0].ops)
+        arm = sim.robot
+        tool = arm.tool_pose()
+        table = dh_forward(shipped_dh("ur5"), arm.joint_positions(), _base_matrix(arm.base_pose))
+        assert np.allclose(table[:3, 3], tool.position, atol=1e-6)
+    with Simulation(load_scenario("coexistence"), seed=1) as sim:
+        broker = sim.services.broker
+        assert not broker.find(any_of=["inverse-kinematic"])
+        assert list(broker.find(all_of=["robot"], op="move_to")[0].identifiers) == list(identifiers("lbr-iisy"))
+
+
+def _base_matrix(pose) -> np.ndarray:
+    from hri.kinematics.transforms import pose_matrix
+
+    return pose_matrix((pose.position, pose.orientation))

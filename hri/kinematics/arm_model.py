@@ -45,6 +45,8 @@ class ModelFile:
 
     urdf: Path
     settings: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    identifier: str | None = None  # the arm's type on the network (a DH table's name), else the URDF's
+    dh: Path | None = None  # the Denavit–Hartenberg table it was built from
 
 
 def _urdf_file(path: Path) -> ModelFile:
@@ -61,7 +63,7 @@ def _dh_file(path: Path) -> ModelFile:
     robot = read_dh(path)
     return ModelFile(generated_urdf(path.stem, robot.urdf_text()),
                      {"max_acceleration": tuple(float(v) for v in robot.acceleration_limits),
-                      "max_jerk": tuple(float(v) for v in robot.jerk_limits)})
+                      "max_jerk": tuple(float(v) for v in robot.jerk_limits)}, robot.name, path)
 
 
 def generated_urdf(stem: str, text: str) -> Path:
@@ -100,6 +102,7 @@ class Shipped:
     base_link: str
     tool_link: str
     settings: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    identifier: str | None = None  # its type on the network, where its file does not say it
 
 
 def _asset(name: str) -> Callable[[], Path]:
@@ -155,8 +158,9 @@ PANDA_SETTINGS = {
 UR5_SETTINGS = {"home": (0.0, -0.6, -1.6, -2.5, -1.57, 0.0)}
 
 SHIPPED: dict[str, Shipped] = {
-    "lbr_iisy": Shipped(_asset("lbr_iisy.urdf"), "base_link", "tool0", LBR_IISY_SETTINGS),
-    "panda": Shipped(_pybullet_data("franka_panda/panda.urdf"), "panda_link0", "panda_grasptarget", PANDA_SETTINGS),
+    "lbr_iisy": Shipped(_asset("lbr_iisy.urdf"), "base_link", "tool0", LBR_IISY_SETTINGS, "lbr-iisy"),
+    "panda": Shipped(_pybullet_data("franka_panda/panda.urdf"), "panda_link0", "panda_grasptarget", PANDA_SETTINGS,
+                     "panda"),
     "ur5": Shipped(_shipped_dh("ur5"), "base_link", "tool0", UR5_SETTINGS),
 }
 
@@ -182,6 +186,10 @@ class ArmModel:
     #: per joint (lower rad, upper rad, velocity rad/s): the URDF's, or the scenario's robot.limits
     limits: tuple[tuple[float, float, float], ...]
     settings: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False)
+    #: the arm's type on the network: the robot service's identifiers are ``IDENTIFIER-1``,
+    #: ``IDENTIFIER``, ``industrial-robot``, ``robot``
+    identifier: str = ""
+    dh: Path | None = None  # the Denavit–Hartenberg table it was built from (its network service)
 
     @property
     def joint_count(self) -> int:
@@ -222,6 +230,7 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
         made = _made(_model_file(spec, folder))
         urdf, settings = made.urdf, made.settings
     model = _read(urdf)
+    identifier = (shipped and shipped.identifier) or made.identifier or model.name
     joints = _chain(model, urdf, base_link, tool_link)
     base = base_link or model.root
     _check_mounted(model, urdf, base)
@@ -234,7 +243,7 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
         if len(values) != len(revolute):
             raise ValueError(f"{urdf.name}: {key} has {len(values)} values for {len(revolute)} joints")
     return ArmModel(spec, urdf, base, tool, tuple(joint.name for joint in revolute), model.root, joint_limits,
-                    dict(settings))
+                    dict(settings), identifier, made.dh)
 
 
 def _joint_limits(joints: list[JointSpec], urdf: Path, limits: dict[str, Any]) -> tuple[tuple[float, float, float], ...]:

@@ -7,10 +7,14 @@ brackets) and registers them with the run's broker:
 - ``broker`` (``broker``, ``registry``): :mod:`hri.net.broker`;
 - ``actor`` (``actor-server``, ``actor``, ``person``): :mod:`hri.actor.service`; with several
   people one for each, ``actor-NAME`` (``person-NAME`` first);
-- ``robot`` (``lbr-iisy-1``, ``lbr-iisy``, ``industrial-robot``, ``robot``): :mod:`hri.robot.service`;
+- ``robot`` (``lbr-iisy-1``, ``lbr-iisy``, ``industrial-robot``, ``robot`` for the LBR iisy;
+  ``UR-5-1``, ``UR-5``, ... for the UR-5): :mod:`hri.robot.service`;
 - ``parts`` (``part-manager``, ``parts``): :mod:`hri.workcell.parts_service`;
 - ``called`` (``called-flag``, ``called``): :mod:`hri.workcell.called`;
-- ``safety`` (``safety-monitor``, ``safety``): :mod:`hri.run.safety_link`.
+- ``safety`` (``safety-monitor``, ``safety``): :mod:`hri.run.safety_link`;
+- for an arm built from a Denavit–Hartenberg table that declares one, its kinematics service
+  (the UR-5's ``ur5-kinematics``: ``inverse-kinematic``, ``UR-5``, ``service``):
+  :func:`hri.kinematics.service.dh_kinematics_service`.
 
 Each service's traffic is its own channel, named like the service: its network quality is
 ``net.<service>`` in the scenario (``net.safety.latency``, ``net.robot.loss``, ...).
@@ -29,7 +33,9 @@ from hri.actor.server import ActorServer
 from hri.actor.service import ActorService
 from hri.workcell.called import CalledFlag, CalledService
 from hri.base.geometry import Pose
-from hri.net import Broker, Network, Node, broker_service
+from hri.kinematics.dh import read_dh
+from hri.kinematics.service import dh_kinematics_service
+from hri.net import Broker, Network, Node, Service, broker_service
 from hri.workcell.parts import PartManager
 from hri.workcell.parts_service import parts_service
 from hri.robot.arm import RobotArm
@@ -52,7 +58,7 @@ class SimulationServices:
         self.safety = SafetyService()
         self.node.offer(broker_service(self.broker))
         for service in (*(actor.service for actor in self.actors), self.robot.service, parts_service(parts),
-                        self.called.service, self.safety.service):
+                        self.called.service, self.safety.service, *_table_services(robot)):
             self.broker.register(self.node.offer(service))
 
     @property
@@ -68,3 +74,17 @@ class SimulationServices:
         self.robot.publish()
         self.called.publish()
         self.safety.publish(person, zone, speed_cap, name)
+
+
+def _table_services(robot: RobotArm) -> list[Service]:
+    """The kinematics service an arm's Denavit–Hartenberg table declares (``service:``), on the
+    arm's joints and base: the UR-5's ``ur5-kinematics``, found as ``inverse-kinematic``,
+    ``UR-5``, ``service``, taking 8 set-points a second, as in the original service network."""
+    table = robot.arm_model.dh
+    if table is None:
+        return []
+    dh = read_dh(table)
+    if dh.service is None:
+        return []
+    base = robot.base_pose
+    return [dh_kinematics_service(dh, joints=robot.joint_positions, base_pose=(base.position, base.orientation))]
