@@ -245,3 +245,29 @@ def test_a_walk_keeps_clear_of_where_another_person_is_walking():
         assert shape.contains(Point(ahead[-1])) and shape.contains(Point(ahead[0]))
         assert shape.area > 2 * 0.3 * math.dist(ahead[0], ahead[-1])
         assert len(sim.people[1].plugin.walk_ahead()) >= 1
+
+
+def test_two_workers_share_the_ur5_workcell_without_a_violation():
+    """The two_workers preset (the UR-5 built from its DH table, a worker and an inspector),
+    a simulated minute: the robot works, both people act and have figures of their own, no
+    safety violation, nobody inside anybody (an hour of it in zones and SSM mode and with
+    --split is the slow test below)."""
+    stats = run_scenario(load_scenario("two_workers"), 60.0, seed=1)
+    assert stats["complete"] and stats["robot_cycles"] >= 8, stats
+    assert stats["safety_violations"] == 0 and stats["person_contacts"] == 0, stats
+    assert set(stats["people"]) == {"worker", "inspector"}
+    assert all(person["person_actions"] > 0 for person in stats["people"].values()), stats["people"]
+    assert stats["people"]["inspector"]["zone_entries"]["warning"] > 0  # the inspector checks the table
+
+
+@pytest.mark.slow
+def test_two_workers_run_an_hour_without_a_violation_in_every_mode(tmp_path):
+    """An hour of two_workers at seed 1: 0 safety violations and 0 person-person contacts with
+    the zones, with SSM and with --split; --split gives the statistics of one process."""
+    runs = {}
+    for mode, overrides, split in (("zones", [], False), ("ssm", ["safety.mode=ssm"], False), ("split", [], True)):
+        stats = run_scenario(load_scenario("two_workers", overrides), 3600.0, seed=1, split=split)
+        assert stats["complete"] and stats["safety_violations"] == 0 and stats["person_contacts"] == 0, (mode, stats)
+        assert stats["robot_move_failures"] == {} and set(stats["people"]) == {"worker", "inspector"}, (mode, stats)
+        runs[mode] = {k: v for k, v in stats.items() if k not in ("wall_time_s", "real_time_factor")}
+    assert runs["split"] == runs["zones"]
