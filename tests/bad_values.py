@@ -20,7 +20,6 @@ import io
 import json
 import math
 import os
-import resource
 import signal
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from processes import own_peak_mb
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
 #: the bad values, as YAML text
@@ -219,7 +219,7 @@ def run_case(case: Case, limit_s: int = 0) -> Outcome:
             os.close(saved)
         c_err.seek(0)
         below = c_err.read().decode("utf-8", "replace")
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = own_peak_mb()
     return Outcome(case, code, stderr.getvalue() + below, [f"{w.category.__name__}: {w.message}" for w in caught],
                    seconds, peak_mb)
 

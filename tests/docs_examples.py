@@ -28,6 +28,7 @@ which the check takes free ones for and shows as the document's (1667 unless it 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -46,6 +47,16 @@ BIN = Path(sys.executable).parent
 HRI = shutil.which("hri", path=str(BIN)) or str(BIN / "hri")
 MASKED = "(wall clock)"
 DEFAULT_GROOT2_PORT = 1667
+
+
+@functools.cache
+def installed_package() -> str | None:
+    """Where the ``hri`` the commands run is installed, when not in this checkout (``pip
+    install .``, as CI does): its ``trees/``, ``scenarios/`` and ``assets/`` are the
+    checkout's, so a path into them is shown as the checkout's."""
+    found = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", "import hri, os; print(os.path.dirname(hri.__file__))"],
+                           cwd="/", capture_output=True, text=True, check=False).stdout.strip()
+    return found if found and Path(found) != ROOT / "hri" else None
 TIMEOUT_S = 600
 UPDATE = ".venv/bin/python tests/docs_examples.py --update"
 
@@ -229,6 +240,9 @@ def run(example: Example, folder: Path, files: dict[str, str]) -> Printed:
     output = done.stdout + done.stderr
     for shown_as in (f"{folder}/", f"{os.path.relpath(folder, ROOT)}/"):  # a path printed as given or relative
         output = output.replace(shown_as, "")
+    installed = installed_package()
+    if installed is not None:  # a non-editable install's trees and scenarios stand for the checkout's
+        output = output.replace(f"{installed}/", f"{ROOT}/")
     output = output.replace(str(ROOT), "/…")
     if groot2 is not None:
         shown, used = groot2

@@ -74,6 +74,14 @@ def stop(process, pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def own_peak_mb() -> float:
+    """This process's own peak resident memory (MB), its VmHWM: unlike ``ru_maxrss``, which
+    survives ``exec`` and so starts at the size of the process this one was forked from (a
+    pytest process of 500 MB or more late in the suite), it counts only this program's memory."""
+    with open("/proc/self/status") as status:
+        return int(next(line.split()[1] for line in status if line.startswith("VmHWM:"))) / 1024
+
+
 _PEAK = """import atexit, sys
 out, sys.argv = sys.argv[1], ["hri", *sys.argv[2:]]
 def peak():
