@@ -30,6 +30,7 @@ from defusedxml import ElementTree
 
 from hri.base.errors import shown_path
 from hri.kinematics.chain import Chain
+from hri.kinematics.dh import DhRobot, read_dh
 from hri.kinematics.transforms import PoseLike
 from hri.kinematics.urdf import JointSpec, UrdfModel, read_urdf
 
@@ -46,7 +47,7 @@ class ModelFile:
     urdf: Path
     settings: dict[str, tuple[float, ...]] = field(default_factory=dict)
     identifier: str | None = None  # the arm's type on the network (a DH table's name), else the URDF's
-    dh: Path | None = None  # the Denavit–Hartenberg table it was built from
+    dh: DhRobot | None = None  # the Denavit–Hartenberg table it was built from, as read
 
 
 def _urdf_file(path: Path) -> ModelFile:
@@ -58,12 +59,10 @@ def _dh_file(path: Path) -> ModelFile:
     """A Denavit–Hartenberg table (:mod:`hri.kinematics.dh`): the URDF body built from it, in
     the cache (:func:`generated_urdf`), and the table's acceleration and jerk limits. A mistake
     in the table is an HriError at its line."""
-    from hri.kinematics.dh import read_dh
-
     robot = read_dh(path)
     return ModelFile(generated_urdf(path.stem, robot.urdf_text()),
                      {"max_acceleration": tuple(float(v) for v in robot.acceleration_limits),
-                      "max_jerk": tuple(float(v) for v in robot.jerk_limits)}, robot.name, path)
+                      "max_jerk": tuple(float(v) for v in robot.jerk_limits)}, robot.name, robot)
 
 
 def generated_urdf(stem: str, text: str) -> Path:
@@ -189,7 +188,7 @@ class ArmModel:
     #: the arm's type on the network: the robot service's identifiers are ``IDENTIFIER-1``,
     #: ``IDENTIFIER``, ``industrial-robot``, ``robot``
     identifier: str = ""
-    dh: Path | None = None  # the Denavit–Hartenberg table it was built from (its network service)
+    dh: DhRobot | None = field(default=None, compare=False)  # the DH table it was built from, as read
 
     @property
     def joint_count(self) -> int:

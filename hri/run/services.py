@@ -33,7 +33,6 @@ from hri.actor.server import ActorServer
 from hri.actor.service import ActorService
 from hri.workcell.called import CalledFlag, CalledService
 from hri.base.geometry import Pose
-from hri.kinematics.dh import read_dh
 from hri.kinematics.service import dh_kinematics_service
 from hri.net import Broker, Network, Node, Service, broker_service
 from hri.workcell.parts import PartManager
@@ -80,11 +79,8 @@ def _table_services(robot: RobotArm) -> list[Service]:
     """The kinematics service an arm's Denavit–Hartenberg table declares (``service:``), on the
     arm's joints and base: the UR-5's ``ur5-kinematics``, found as ``inverse-kinematic``,
     ``UR-5``, ``service``, taking 8 set-points a second, as in the original service network."""
-    table = robot.arm_model.dh
-    if table is None:
-        return []
-    dh = read_dh(table)
-    if dh.service is None:
+    dh = robot.arm_model.dh
+    if dh is None or dh.service is None:
         return []
     base = robot.base_pose
     return [dh_kinematics_service(dh, joints=robot.joint_positions, base_pose=(base.position, base.orientation))]
