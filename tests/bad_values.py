@@ -228,6 +228,21 @@ def run_case(case: Case, limit_s: int = 0) -> Outcome:
 HANG_S = 30
 
 
+def sample() -> list[Case]:
+    """One value per key, the values taking turns down the keys: every key is tried in the
+    default suite, and the other three values of each key run under ``-m slow``."""
+    everything = cases()
+    return [case for i, case in enumerate(everything) if i % len(VALUES) == (i // len(VALUES)) % len(VALUES)]
+
+
+def chosen_cases(which: str) -> list[Case]:
+    """``all`` cases, the default suite's ``sample``, or the ``rest`` that only ``-m slow`` runs."""
+    if which == "all":
+        return cases()
+    sampled = sample()
+    return sampled if which == "sample" else [case for case in cases() if case not in set(sampled)]
+
+
 def warm_up() -> None:
     """One run of each preset, so that the first case does not pay for the imports and the
     files every run loads once."""
@@ -236,12 +251,14 @@ def warm_up() -> None:
 
 
 def _main(argv: list[str]) -> int:
-    """``bad_values.py [--part K/N] [--summary]``: run every N-th case from K (all by default),
-    one JSON line per case on stdout, then a summary line; with ``--summary`` only that."""
+    """``bad_values.py [--part K/N] [--cases all|sample|rest] [--summary]``: run every N-th case
+    from K of the chosen cases (all by default), one JSON line per case on stdout, then a summary
+    line; with ``--summary`` only that."""
     part, total = (0, 1)
     if "--part" in argv:
         part, total = (int(x) for x in argv[argv.index("--part") + 1].split("/"))
-    chosen = cases()[part::total]
+    which = argv[argv.index("--cases") + 1] if "--cases" in argv else "all"
+    chosen = chosen_cases(which)[part::total]
     warm_up()
     outcomes = []
     for case in chosen:

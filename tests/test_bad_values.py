@@ -2,8 +2,10 @@
 of :mod:`bad_values`): refused in exactly one line, or run cleanly; never a traceback, a
 warning, a hang or a large memory.
 
-The 900-odd cases run in two worker processes (about a minute in all on two cores), each
-running its half in-process; each case is one test here, so a failure names its key and value.
+The default suite tries every key once, with one of the four values (the values take turns
+down the keys, :func:`bad_values.sample`); ``-m slow`` runs the other three values of every
+key. The cases run in two worker processes, each running its half in-process; each case is one
+test here, so a failure names its key and value.
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ import bad_values
 
 WORKERS = 2
 CASES = bad_values.cases()
+SAMPLE = bad_values.sample()
+REST = bad_values.chosen_cases("rest")
 MAX_PEAK_MB = 500
 
 
-@pytest.fixture(scope="module")
-def outcomes() -> dict[tuple[str, str], dict]:
+def _sweep(which: str) -> dict[tuple[str, str], dict]:
     script = Path(bad_values.__file__)
-    workers = [subprocess.Popen([sys.executable, str(script), "--part", f"{k}/{WORKERS}"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=script.parent)
+    workers = [subprocess.Popen([sys.executable, str(script), "--part", f"{k}/{WORKERS}", "--cases", which],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=script.parent)
                for k in range(WORKERS)]
     found = {}
     for worker in workers:
@@ -39,6 +42,23 @@ def outcomes() -> dict[tuple[str, str], dict]:
     return found
 
 
+@pytest.fixture(scope="module")
+def sampled() -> dict[tuple[str, str], dict]:
+    return _sweep("sample")
+
+
+@pytest.fixture(scope="module")
+def rest() -> dict[tuple[str, str], dict]:
+    return _sweep("rest")
+
+
+def test_the_sample_tries_every_key_and_every_value():
+    assert {case.leaf for case in SAMPLE} == {case.leaf for case in CASES}
+    assert len(SAMPLE) == len({case.leaf for case in CASES})
+    assert {case.value for case in SAMPLE} == set(bad_values.VALUES)
+    assert set(SAMPLE) | set(REST) == set(CASES) and not set(SAMPLE) & set(REST)
+
+
 def test_the_sweep_covers_every_numeric_key_of_the_presets():
     leaves = {case.leaf for case in CASES}
     assert len(CASES) == 4 * len(leaves) > 800
@@ -47,10 +67,19 @@ def test_the_sweep_covers_every_numeric_key_of_the_presets():
         assert key in leaves
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.leaf}={c.value}")
-def test_a_bad_number_is_refused_in_one_line_or_runs_cleanly(case, outcomes):
-    row = outcomes[(case.leaf, case.value)]
+def _check(row: dict) -> None:
     problems = [p for p in row["problems"] if not p.startswith(("took", "peak"))]  # time: measured, not judged
     assert not problems, row
     assert row["seconds"] < bad_values.HANG_S, row
     assert row["peak_mb"] < MAX_PEAK_MB, row
+
+
+@pytest.mark.parametrize("case", SAMPLE, ids=lambda c: f"{c.leaf}={c.value}")
+def test_a_bad_number_is_refused_in_one_line_or_runs_cleanly(case, sampled):
+    _check(sampled[(case.leaf, case.value)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", REST, ids=lambda c: f"{c.leaf}={c.value}")
+def test_the_other_values_of_every_key(case, rest):
+    _check(rest[(case.leaf, case.value)])
