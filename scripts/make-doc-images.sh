@@ -2,7 +2,8 @@
 # Makes the pictures of the README and docs/visualisation.md with the project's own commands.
 # Needs the development install (.venv, see the README) and, for the live view, Xvfb and
 # xdotool (scripts/install-system-packages.sh). Seed 10: the person walks through the warning
-# zone into the stop zone in the first seconds, so every picture has something to show.
+# zone into the stop zone in the first seconds, so every picture has something to show (in
+# two_workers, the worker: the README's first picture, at 3 s, as its caption says).
 set -eu
 cd "$(dirname "$0")/.."
 HRI=.venv/bin/hri
@@ -11,6 +12,7 @@ IMG=docs/images
 RUN=runs/seed10  # named as in the docs: the tree picture's caption shows it
 rm -rf "$RUN"
 
+$PY -m hri.view.snapshot $IMG/two_workers.png --scenario two_workers --time 3 --seed 10
 $PY -m hri.view.snapshot $IMG/workcell.png --time 4 --seed 10
 $PY scripts/live_view_still.py $IMG/live_view.png --time 3
 $HRI run coexistence --duration 15 --seed 10 --record $IMG/recording.gif --record-size 480x270 --record-fps 8 --force >/dev/null

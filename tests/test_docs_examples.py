@@ -95,7 +95,11 @@ def test_the_examples_the_documents_quote_are_all_checked():
             ("docs/visualisation.md", "replay runs/replay --groot2"),
             ("docs/visualisation.md", "--groot2 > /dev/null"),
             ("docs/trees.md", "validate tree.xml"),
-            ("docs/statistics.md", "stats runs/batch --format markdown")}
+            ("docs/statistics.md", "stats runs/batch --format markdown"),
+            ("docs/tutorial_workcell.md", "hri.kinematics docs/examples/workcell/my_arm.urdf --tool-link flange"),
+            ("docs/tutorial_workcell.md", "my_workcell.yaml --duration 120 --seed 1 --json --out runs/workcell"),
+            ("docs/tutorial_workcell.md", "stats runs/workcell"),
+            ("docs/tutorial_workcell.md", "validate runs/twins.yaml")}
     for doc, part in must:
         assert any(d == doc and part in command for d, command in commands), (doc, part)
     shown = sum(bool(example.shown) for example in CHECKED)
@@ -122,6 +126,21 @@ def test_a_changed_digit_fails(tmp_path: Path):
                      + example.shown[digit.end():], example.exit_status, example.quote)
     message = docs_examples.problem(edited, good)
     assert message is not None and docs_examples.UPDATE in message
+
+
+def test_the_time_an_inverse_kinematics_took_is_not_compared_but_its_result_is():
+    """``python -m hri.kinematics`` prints how long its IK took (milliseconds of the wall
+    clock): another time passes, another iteration count does not."""
+    example = next(e for e in CHECKED if "hri.kinematics" in e.command and "--tool-link flange" in e.command)
+    line = re.search(r"^IK to \(.*, (\d+) iterations, ([0-9.]+) ms$", example.shown, re.MULTILINE)
+    assert line is not None, example.shown
+    at = example.shown.index(line.group(0))
+    def printed(text: str) -> Printed:
+        return Printed(0, example.shown[:at] + text + example.shown[at + len(line.group(0)):])
+    slower = line.group(0)[:line.start(2) - line.start()] + "123.45 ms"
+    assert docs_examples.problem(example, printed(slower)) is None
+    more = line.group(0).replace(f"{line.group(1)} iterations", f"{int(line.group(1)) + 1} iterations")
+    assert docs_examples.problem(example, printed(more)) is not None
 
 
 def test_a_figure_one_digit_off_is_missing():
