@@ -15,7 +15,7 @@ import pybullet as p
 import pytest
 
 from hri.base.geometry import Pose
-from hri.workcell.parts import PartManager, Sink
+from hri.workcell.parts import PartManager, PersonHand, Sink
 from hri.scenario.load import load_scenario
 from hri.workcell.world import build_world
 
@@ -47,7 +47,8 @@ def scene():
     robot = StandInRobot(client)
     person = p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -6.0), physicsClientId=client)
     clock = [0.0]  # simulated time, advanced by step()
-    parts.connect(robot, person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)), lambda: clock[0])
+    parts.connect(robot, {"person": PersonHand(person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)))},
+                  lambda: clock[0])
     yield SimpleNamespace(client=client, parts=parts, robot=robot, events=events, belt=scenario.furniture["conveyor"],
                           clock=clock)
     p.disconnect(client)
@@ -121,8 +122,9 @@ def test_a_part_in_the_persons_hand_follows_each_new_hand_pose_and_a_regrasp_tak
     part = scene.parts.parts[0]
     x, y, z = scene.parts.position(part)
     hand = {"frame": ((x, y, z + 0.02), (0.0, 0.0, 0.0, 1.0))}
-    scene.parts.connect(scene.robot, scene.parts.person_body, lambda: Pose(x, y, 1.0),
-                        lambda: hand["frame"], lambda: 0.0)
+    body = scene.parts.hands["person"].body
+    scene.parts.connect(scene.robot, {"person": PersonHand(body, lambda: Pose(x, y, 1.0), lambda: hand["frame"])},
+                        lambda: 0.0)
     assert scene.parts.person_grab(None)
     step(scene, 1)
     assert scene.parts.position(part) == pytest.approx(hand["frame"][0], abs=1e-6)
