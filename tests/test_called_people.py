@@ -1,15 +1,19 @@
-"""Nodes that address a person and parts in any person's hand, in runs with two people:
+"""Nodes that address a person, parts in any person's hand, and PFL's person with a real contact,
+in runs with two people:
 
 - tests/data/people/carry.yaml: the robot calls the second person by name (``SetCalledTo
   person="visitor"``); the visitor answers (``AmICalled``: their own flag), carries a part
   from the tray to the cart in their own hand and ends the call; the worker, who would walk
-  off if called, is not.
+  off if called, is not;
+- tests/data/pfl/touch.yaml: no zone near the robot (PFL alone), the arm swings through the
+  second person's reach: every contact is theirs, with its body region.
 
 Mutations these tests catch (each tried by hand):
 * SetCalledTo's ``person`` ignored (the robot calls the first person): the worker walks, the
   visitor never answers;
 * a person's AmICalled reading the first person's flag: the visitor never answers;
-* a person's GrabPart/ReleasePart acting with the first person's hand: no part is taken.
+* a person's GrabPart/ReleasePart acting with the first person's hand: no part is taken;
+* every PFL contact tagged with the first person: the contacts name the worker.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from hri.net import Request
 
 DATA = Path(__file__).parent / "data"
 CARRY = DATA / "people" / "carry.yaml"
+TOUCH = DATA / "pfl" / "touch.yaml"
 
 
 def _events(out: Path) -> list[dict]:
@@ -113,3 +118,16 @@ def test_each_person_has_a_flag_of_their_own_and_the_stream_names_those_called()
     assert log == [("person_called", {"person": "visitor"}), ("person_called", {"person": "worker"})]
     one = CalledFlags(["person"], lambda t, event, **fields: log.append((event, fields)), lambda: 1.0)
     assert one.state() is False and not one.several
+
+
+def test_pfl_contacts_with_the_second_person_name_them_and_the_body_region(tmp_path):
+    stats = run_scenario(load_scenario(str(TOUCH)), 2.0, seed=1, out_dir=tmp_path)
+    contacts = [e for e in _events(tmp_path) if e["event"] == "pfl_contact"]
+    assert len(contacts) == stats["pfl_contacts"] >= 1
+    assert {e["person"] for e in contacts} == {"visitor"}
+    assert all(e["region"] and e["person_link"] for e in contacts)
+    visitor, worker = stats["people"]["visitor"], stats["people"]["worker"]
+    assert (worker["pfl_contacts"], worker["pfl_violations"], worker["pfl_worst_region"]) == (0, 0, None)
+    assert (visitor["pfl_contacts"], visitor["pfl_violations"]) == (stats["pfl_contacts"], stats["pfl_violations"])
+    assert visitor["pfl_worst_region"] == stats["pfl_worst_region"] in {e["region"] for e in contacts}
+    assert visitor["pfl_worst_ratio"] == stats["pfl_worst_ratio"] == max(e["ratio"] for e in contacts)

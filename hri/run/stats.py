@@ -92,6 +92,10 @@ class PersonStats:
     proxemic_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in PROXEMIC_ZONES})
     human_calls: int = 0  # the robot's calls of this person (their "called" flag)
     human_response_times: list[float] = field(default_factory=list)
+    pfl_contacts: int = 0  # the robot's contacts with this person's body (RunStats's, of this person)
+    pfl_violations: int = 0
+    pfl_worst_ratio: float = 0.0
+    pfl_worst_region: str | None = None
 
     def count_calls(self, calls: int, response_times: list[float]) -> None:
         """This person's calls and how long each took them to answer (their flag's)."""
@@ -120,6 +124,10 @@ class PersonStats:
             "proxemic_time_s": {k: round(v, 6) for k, v in self.proxemic_time_s.items()},
             "human_calls": self.human_calls,
             "human_response_s": _mean(self.human_response_times),
+            "pfl_contacts": self.pfl_contacts,
+            "pfl_violations": self.pfl_violations,
+            "pfl_worst_ratio": round(self.pfl_worst_ratio, 6) if math.isfinite(self.pfl_worst_ratio) else None,
+            "pfl_worst_region": self.pfl_worst_region,
         }
 
 
