@@ -10,8 +10,10 @@ hands its tree's nodes the clients (``ctx.services``):
 tree     services
 =======  ==================================================================
 person   ``actor`` (:class:`~hri.actor.service.ActorClient`: the person's own, by name, in
-         a run with several people), ``parts``, ``called``
-robot    ``robot`` (:class:`~hri.robot.service.RobotClient`), ``parts``, ``called``;
+         a run with several people), ``parts`` (with the person's own hand), ``called``
+         (their own flag by default)
+robot    ``robot`` (:class:`~hri.robot.service.RobotClient`), ``parts``, ``called`` (every
+         person's flag, the first person's by default);
          the ``safety`` stream is written to the blackboard before each tick
          (``human_pose``, ``human_zone``, ``human_name``: of the person in the strictest zone)
 =======  ==================================================================
