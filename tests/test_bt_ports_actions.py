@@ -56,13 +56,18 @@ def test_converters():
 
 
 class Called:
+    """One person's flag, as CalledClient offers it to the nodes."""
+
     def __init__(self, value: bool = False):
         self.value = value
 
-    def get(self) -> bool:
+    def problem(self, person: str) -> str | None:
+        return None if person == "person" else f"no person {person!r}"
+
+    def get(self, person: str | None = None) -> bool:
         return self.value
 
-    def set(self, value: bool) -> None:
+    def set(self, value: bool, person: str | None = None) -> None:
         self.value = value
 
 

@@ -14,8 +14,9 @@ import numpy as np
 import pybullet as p
 import pytest
 
+from hri.base.errors import HriError
 from hri.base.geometry import Pose
-from hri.workcell.parts import PartManager, Sink
+from hri.workcell.parts import PartManager, PersonHand, Sink
 from hri.scenario.load import load_scenario
 from hri.workcell.world import build_world
 
@@ -47,7 +48,8 @@ def scene():
     robot = StandInRobot(client)
     person = p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -6.0), physicsClientId=client)
     clock = [0.0]  # simulated time, advanced by step()
-    parts.connect(robot, person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)), lambda: clock[0])
+    parts.connect(robot, {"person": PersonHand(person, lambda: Pose(), lambda: ((0.0, 0.0, -6.0), (0.0, 0.0, 0.0, 1.0)))},
+                  lambda: clock[0])
     yield SimpleNamespace(client=client, parts=parts, robot=robot, events=events, belt=scenario.furniture["conveyor"],
                           clock=clock)
     p.disconnect(client)
@@ -121,8 +123,9 @@ def test_a_part_in_the_persons_hand_follows_each_new_hand_pose_and_a_regrasp_tak
     part = scene.parts.parts[0]
     x, y, z = scene.parts.position(part)
     hand = {"frame": ((x, y, z + 0.02), (0.0, 0.0, 0.0, 1.0))}
-    scene.parts.connect(scene.robot, scene.parts.person_body, lambda: Pose(x, y, 1.0),
-                        lambda: hand["frame"], lambda: 0.0)
+    body = scene.parts.hands["person"].body
+    scene.parts.connect(scene.robot, {"person": PersonHand(body, lambda: Pose(x, y, 1.0), lambda: hand["frame"])},
+                        lambda: 0.0)
     assert scene.parts.person_grab(None)
     step(scene, 1)
     assert scene.parts.position(part) == pytest.approx(hand["frame"][0], abs=1e-6)
@@ -135,6 +138,33 @@ def test_a_part_in_the_persons_hand_follows_each_new_hand_pose_and_a_regrasp_tak
     assert scene.parts.person_grab(None)  # the same hand frame as before the release
     step(scene, 1)
     assert scene.parts.position(part) == pytest.approx(hand["frame"][0], abs=1e-6)
+
+
+def test_each_person_takes_parts_into_their_own_hand_and_puts_down_what_it_holds(scene):
+    """Two people: the second one's hand is at the part, the first one's far away. The second
+    takes the part (the first finds none within reach), it follows the second's hand, and only
+    the second can put it down; a name of nobody is refused. (Caught: every person acting with
+    the first person's hand.)"""
+    part = scene.parts.parts[0]
+    x, y, z = scene.parts.position(part)
+    near = {"frame": ((x, y, z + 0.02), (0.0, 0.0, 0.0, 1.0))}
+    far = ((x + 3.0, y + 3.0, 1.0), (0.0, 0.0, 0.0, 1.0))
+    first = PersonHand(p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -7.0), physicsClientId=scene.client),
+                       lambda: Pose(x + 3.0, y + 3.0, 0.0), lambda: far)
+    second = PersonHand(p.createMultiBody(0.0, -1, -1, (0.0, 0.0, -8.0), physicsClientId=scene.client),
+                        lambda: Pose(x, y + 0.7, 0.0, 0.0, 0.0, -0.7071068, 0.7071068), lambda: near["frame"])
+    scene.parts.connect(scene.robot, {"ann": first, "bob": second}, lambda: 0.0)
+    assert not scene.parts.person_grab(None, "ann")
+    assert scene.parts.person_grab(None, "bob")
+    near["frame"] = ((x + 0.1, y, z + 0.3), (0.0, 0.0, 0.0, 1.0))  # bob was posed again
+    step(scene, 1)
+    assert scene.parts.position(part) == pytest.approx(near["frame"][0], abs=1e-6)
+    assert scene.parts.person_release("ann") is None and part.holder == "person"
+    assert scene.parts.person_release("bob") == "robot_table" and part.holder is None
+    assert [fields.get("person") for event, fields in scene.events if event in ("part_picked", "part_placed")] == [
+        "bob", "bob"]
+    with pytest.raises(HriError, match="no person 'cid'"):
+        scene.parts.person_grab(None, "cid")
 
 
 def test_bodies_of_parts_taken_away_serve_the_next_parts_which_behave_as_new_ones(scene, monkeypatch):

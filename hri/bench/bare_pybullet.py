@@ -73,7 +73,7 @@ def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
     """The scenario's world in a new DIRECT client (see the module's docstring)."""
     from hri.actor.animation import ClipLibrary
     from hri.actor.body import HumanoidBody
-    from hri.workcell.parts import PartManager
+    from hri.workcell.parts import PartManager, PersonHand
     from hri.workcell.world import build_world, draw_zones
 
     dt = 1.0 / scenario.simulation.physics_rate_hz
@@ -92,7 +92,9 @@ def build_bare_world(scenario: Scenario, seed: int = 0) -> BareWorld:
         parts_seed = np.random.SeedSequence(int(seed)).spawn(5)[3]
         parts = PartManager(client, scenario.parts, scenario.areas, furniture, scenario.furniture,
                             np.random.default_rng(parts_seed), lambda *a, **k: None)
-        parts.connect(SimpleNamespace(body_id=robot), humanoid.body_id, lambda: start, humanoid.hand_pose, lambda: 0.0)
+        parts.connect(SimpleNamespace(body_id=robot), {scenario.person.name: PersonHand(humanoid.body_id, lambda: start,
+                                                                                         humanoid.hand_pose)},
+                      lambda: 0.0)
     except BaseException:
         p.disconnect(physicsClientId=client)
         raise

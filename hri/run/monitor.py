@@ -255,7 +255,7 @@ class SafetyMonitor:
         self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
         self._ssm_watch = None if ssm is None else SsmWatch(self, ssm)
         self.pfl = None if pfl is None else PflMonitor(client, person_body, robot.body_id, pfl, self.link_names,
-                                                      self.closing_speed * dt, stats, events, self._who)
+                                                      self.closing_speed * dt, stats, events, self._who, person)
 
     # --- zone ---------------------------------------------------------------------
     def _update_zone(self, t: float, x: float, y: float) -> str:

@@ -22,7 +22,10 @@ links) whose robot point moves towards the person faster than the scenario's res
 A contact is an *episode*: it starts at the first such pair and lasts until the shapes part
 beyond the contact distance; it counts once (``pfl_contacts``), as a violation if its worst
 ratio is above 1 (``pfl_violations``), and ends with one ``pfl_contact`` event that names its
-worst pair. ``pfl_worst_ratio`` and ``pfl_worst_region`` are the run's worst.
+worst pair (the person's link and its body region; in a run with several people, ``person``:
+whose body it was). ``pfl_worst_ratio`` and ``pfl_worst_region`` are the run's worst; with
+several people each person's figures (``people.NAME.pfl_contacts``, ...) count their own
+contacts.
 
 Cost. The safety monitor measures the separation on every step below its ``CONTACT_M``,
 at least the contact distance; between its measurements the two cannot come closer than
@@ -43,7 +46,7 @@ from dataclasses import dataclass
 import pybullet as p
 
 from hri.run.pfl import PflContact, assess_contact
-from hri.run.stats import EventLog, RunStats
+from hri.run.stats import EventLog, PersonStats, RunStats
 
 Vector = tuple[float, float, float]
 Frame = tuple[Vector, tuple[float, float, float, float]]  # a link's centre of mass and orientation
@@ -96,12 +99,15 @@ class PflMonitor:
     """Contact episodes of the person's body (PyBullet body ``person``) with the robot's
     (``robot``), counted into ``stats`` and ``events``; ``names`` are each body's link names
     by index, ``closing_step_m`` how far the gap can close in one physics step; ``who``: with
-    several people, ``{"person": NAME}``, added to each ``pfl_contact`` event."""
+    several people, ``{"person": NAME}``, added to each ``pfl_contact`` event, and ``figures``
+    the person's own, counted besides the run's ``stats``."""
 
     def __init__(self, client: int, person: int, robot: int, setup: PflSetup, names: dict[int, dict[int, str]],
-                 closing_step_m: float, stats: RunStats, events: EventLog, who: dict[str, str] | None = None) -> None:
+                 closing_step_m: float, stats: RunStats, events: EventLog, who: dict[str, str] | None = None,
+                 figures: PersonStats | None = None) -> None:
         self.client = client
         self.who = who or {}
+        self._tallies = (stats,) if figures is None else (stats, figures)
         self.person = person
         self.robot = robot
         self.setup = setup
@@ -174,19 +180,22 @@ class PflMonitor:
         return PflContact(limit.link, limit.region, max(0.0, _dot(relative, n)), limit.permissible_speed)
 
     def _count(self, t: float, contact: PflContact, robot_link: str) -> None:
-        """Add a judged pair to the episode (starting one) and to the run's figures."""
+        """Add a judged pair to the episode (starting one) and to the figures (the run's, and
+        with several people the person's)."""
         episode = self._episode
-        if episode is None:
+        started = episode is None
+        if started:
             episode = self._episode = _Episode(t, contact, t, robot_link)
-            self.stats.pfl_contacts += 1
         elif contact.ratio > episode.worst.ratio:
             episode.worst, episode.worst_t, episode.robot_link = contact, t, robot_link
-        if contact.violation and not episode.violated:
-            episode.violated = True
-            self.stats.pfl_violations += 1
-        if contact.ratio > self.stats.pfl_worst_ratio or self.stats.pfl_worst_region is None:
-            self.stats.pfl_worst_ratio = contact.ratio
-            self.stats.pfl_worst_region = contact.region
+        violated = contact.violation and not episode.violated
+        episode.violated = episode.violated or contact.violation
+        for tally in self._tallies:
+            tally.pfl_contacts += started
+            tally.pfl_violations += violated
+            if contact.ratio > tally.pfl_worst_ratio or tally.pfl_worst_region is None:
+                tally.pfl_worst_ratio = contact.ratio
+                tally.pfl_worst_region = contact.region
 
     # --- point velocities ---------------------------------------------------------------
     def _robot_point_velocity(self, link: int, point: Vector) -> Vector:

@@ -10,7 +10,7 @@ brackets) and registers them with the run's broker:
 - ``robot`` (``lbr-iisy-1``, ``lbr-iisy``, ``industrial-robot``, ``robot`` for the LBR iisy;
   ``UR-5-1``, ``UR-5``, ... for the UR-5): :mod:`hri.robot.service`;
 - ``parts`` (``part-manager``, ``parts``): :mod:`hri.workcell.parts_service`;
-- ``called`` (``called-flag``, ``called``): :mod:`hri.workcell.called`;
+- ``called`` (``called-flag``, ``called``): :mod:`hri.workcell.called` (each person's flag);
 - ``safety`` (``safety-monitor``, ``safety``): :mod:`hri.run.safety_link`;
 - for an arm built from a Denavit–Hartenberg table that declares one, its kinematics service
   (the UR-5's ``ur5-kinematics``: ``inverse-kinematic``, ``UR-5``, ``service``):
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from hri.actor.server import ActorServer
 from hri.actor.service import ActorService
-from hri.workcell.called import CalledFlag, CalledService
+from hri.workcell.called import CalledFlags, CalledService
 from hri.base.geometry import Pose
 from hri.kinematics.service import dh_kinematics_service
 from hri.net import Broker, Network, Node, Service, broker_service
@@ -46,7 +46,7 @@ class SimulationServices:
     """The broker and the simulation's services on one node of ``network``."""
 
     def __init__(self, network: Network, actors: Sequence[tuple[ActorServer, str | None]], robot: RobotArm,
-                 parts: PartManager, called: CalledFlag) -> None:
+                 parts: PartManager, called: CalledFlags) -> None:
         """``actors``: each person's actor server and, with several people, the person's name."""
         self.network = network
         self.node = Node(network.endpoint("simulation"))

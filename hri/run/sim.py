@@ -34,7 +34,7 @@ from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
 from hri.bt.loggers.file_logger import SUFFIX as BTLOG_SUFFIX, BtLogFile
 from hri.bt.status import TreeStatusLog
-from hri.workcell.called import CalledFlag
+from hri.workcell.called import CalledFlags
 from hri.base.errors import HriError
 from hri.base.files import keep_traceback
 from hri.run.faults import FaultInjector, FaultTargets
@@ -46,7 +46,7 @@ from hri.run.monitor import ZONE_ORDER, PeopleWatch, SafetyLimits, SafetyMonitor
 from hri.run.pfl import robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
 from hri.base.mqueue import RunQueues, cleanup_stale
-from hri.workcell.parts import PartManager
+from hri.workcell.parts import PartManager, PersonHand
 from hri.robot.arm import RobotArm
 from hri.net import Network
 from hri.scenario.model import ROBOT, PersonSetup, Scenario
@@ -254,11 +254,13 @@ class Simulation:
         self.robot = RobotArm(self.client, scenario.robot.base,
                               lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config,
                               scenario.robot.model)
-        self.called = CalledFlag(self.events.emit, self.now)
+        self.called = CalledFlags([person.name for person in self.people], self.events.emit, self.now)
         self.parts = PartManager(self.client, scenario.parts, scenario.areas, furniture,
                                  scenario.furniture, np.random.default_rng(parts_seed), self._world_events)
-        self.parts.connect(self.robot, self.plugin.body_id, lambda: self.plugin.pose, self.plugin.hand_pose,
-                           self.now)
+        self.parts.connect(self.robot, {person.name: PersonHand(person.plugin.body_id,
+                                                                lambda plugin=person.plugin: plugin.pose,
+                                                                person.plugin.hand_pose)
+                                        for person in self.people}, self.now)
         self.network = Network(scenario.net, seed=int(net_seed.generate_state(1)[0]))
         self.services = SimulationServices(
             self.network, [(person.server, person.name if scenario.several else None) for person in self.people],
@@ -643,6 +645,9 @@ class Simulation:
         self.stats.human_calls = self.called.calls
         self.stats.human_response_times = list(self.called.response_times)
         self.stats.recoveries = len(self.called.response_times)
+        if self.stats.people is not None:  # each one's calls and answers
+            for name, flag in self.called.flags.items():
+                self.stats.people[name].count_calls(flag.calls, flag.response_times)
         node = self.services.node
         self.stats.messages_dropped = (sum(person.plugin.endpoint.dropped + person.server.endpoint.dropped
                                            for person in self.people)

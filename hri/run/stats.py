@@ -90,6 +90,17 @@ class PersonStats:
     safety_violations: int = 0
     # time within Hall's distances of the robot (hri.run.monitor.PROXEMICS), by the separation
     proxemic_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in PROXEMIC_ZONES})
+    human_calls: int = 0  # the robot's calls of this person (their "called" flag)
+    human_response_times: list[float] = field(default_factory=list)
+    pfl_contacts: int = 0  # the robot's contacts with this person's body (RunStats's, of this person)
+    pfl_violations: int = 0
+    pfl_worst_ratio: float = 0.0
+    pfl_worst_region: str | None = None
+
+    def count_calls(self, calls: int, response_times: list[float]) -> None:
+        """This person's calls and how long each took them to answer (their flag's)."""
+        self.human_calls = calls
+        self.human_response_times = list(response_times)
 
     def count_action(self, fields: dict[str, Any]) -> None:
         """A finished action of this person's (``person_action_finished``)."""
@@ -111,6 +122,12 @@ class PersonStats:
             "person_action_failures": _most_frequent(self.person_action_failures),
             "safety_violations": self.safety_violations,
             "proxemic_time_s": {k: round(v, 6) for k, v in self.proxemic_time_s.items()},
+            "human_calls": self.human_calls,
+            "human_response_s": _mean(self.human_response_times),
+            "pfl_contacts": self.pfl_contacts,
+            "pfl_violations": self.pfl_violations,
+            "pfl_worst_ratio": round(self.pfl_worst_ratio, 6) if math.isfinite(self.pfl_worst_ratio) else None,
+            "pfl_worst_region": self.pfl_worst_region,
         }
 
 
@@ -193,8 +210,6 @@ class RunStats:
 
     def as_dict(self) -> dict[str, Any]:
         rtf = self.sim_time_s / self.wall_time_s if self.wall_time_s > 0 else None
-        response = (sum(self.human_response_times) / len(self.human_response_times)
-                    if self.human_response_times else None)
         return {
             "scenario": self.scenario,
             "seed": self.seed,
@@ -210,7 +225,7 @@ class RunStats:
             "robot_cycles": self.robot_cycles,
             "robot_cycles_per_hour": round(self.robot_cycles * 3600.0 / self.sim_time_s, 3) if self.sim_time_s > 0 else None,
             "human_calls": self.human_calls,
-            "human_response_s": round(response, 6) if response is not None else None,
+            "human_response_s": _mean(self.human_response_times),
             "safety_violations": self.safety_violations,
             "max_robot_speed_m_s": round(self.max_robot_speed_m_s, 6),
             "max_stop_intrusion_m": None if self.max_stop_intrusion_m is None else round(self.max_stop_intrusion_m, 6),
@@ -261,6 +276,11 @@ def stops_key(stats: dict[str, Any]) -> str:
     """The statistic that counts the robot's protective stops in the run's safety function:
     ``ssm_stops`` in SSM mode, ``protective_stops`` (at rest in the stop zone) with the zones."""
     return "ssm_stops" if is_ssm(stats) else "protective_stops"
+
+
+def _mean(times: list[float]) -> float | None:
+    """The mean of response times, rounded as the statistics write them; None without any."""
+    return round(sum(times) / len(times), 6) if times else None
 
 
 def _most_frequent(counts: dict[str, int]) -> dict[str, int]:

@@ -10,8 +10,10 @@ hands its tree's nodes the clients (``ctx.services``):
 tree     services
 =======  ==================================================================
 person   ``actor`` (:class:`~hri.actor.service.ActorClient`: the person's own, by name, in
-         a run with several people), ``parts``, ``called``
-robot    ``robot`` (:class:`~hri.robot.service.RobotClient`), ``parts``, ``called``;
+         a run with several people), ``parts`` (with the person's own hand), ``called``
+         (their own flag by default)
+robot    ``robot`` (:class:`~hri.robot.service.RobotClient`), ``parts``, ``called`` (every
+         person's flag, the first person's by default);
          the ``safety`` stream is written to the blackboard before each tick
          (``human_pose``, ``human_zone``, ``human_name``: of the person in the strictest zone)
 =======  ==================================================================
@@ -63,12 +65,13 @@ CALL_TIMEOUT_S = 1.0  # simulated seconds a request may take before its node fai
 _QUERIES = {"actor": actor_service.QUERY, "robot": robot_service.QUERY, "parts": PARTS_QUERY,
             "called": CALLED_QUERY, "safety": SAFETY_QUERY}
 _ROLE_SERVICES = {"person": ("actor", "parts", "called"), "robot": ("robot", "parts", "called", "safety")}
-_CLIENTS: dict[str, Callable[[Client, Any], Any]] = {
-    "actor": lambda c, start: ActorClient(c, c.subscribe(actor_service.STREAM)),
-    "robot": lambda c, start: RobotClient(c, c.subscribe(robot_service.MOTION_STREAM)),
-    "parts": lambda c, start: PartsClient(c),
-    "called": lambda c, start: CalledClient(c, c.subscribe(CALLED_STREAM)),
-    "safety": lambda c, start: SafetyClient(c.subscribe(POSE_STREAM), start),
+_CLIENTS: dict[str, Callable[[Client, "TreeHost"], Any]] = {
+    "actor": lambda c, host: ActorClient(c, c.subscribe(actor_service.STREAM)),
+    "robot": lambda c, host: RobotClient(c, c.subscribe(robot_service.MOTION_STREAM)),
+    # a person's tree acts with their own hand, and answers (AmICalled) for themselves
+    "parts": lambda c, host: PartsClient(c, host.person),
+    "called": lambda c, host: CalledClient(c, c.subscribe(CALLED_STREAM), host.people, host.person),
+    "safety": lambda c, host: SafetyClient(c.subscribe(POSE_STREAM), host.start_pose),
 }
 
 Event = tuple[float, str, dict[str, Any]]  # (t, event, fields), as EventLog.emit takes them
@@ -99,7 +102,10 @@ class TreeHost:
         self._events: list[Event] = []
         self.node = Node(endpoint, clock=self.now, timeout=CALL_TIMEOUT_S, auto=False)
         self._broker = BrokerClient(self.node, broker_address)
-        self._start_pose = scenario.person.start
+        self.start_pose = scenario.person.start
+        self.people = tuple(p.name for p in scenario.people)  # whom the tree's nodes may address
+        # the person whose tree this is, named to the services with several people; else None
+        self.person = role if person is not None and scenario.several else None
         self._discoveries: dict[str, Future] = {}
         self.ready = False
         self.registry = registry = default_registry()
@@ -109,7 +115,7 @@ class TreeHost:
         for key, value in scenario.blackboard_entries(person).items():
             self.blackboard.set(key, value)
         if role == ROBOT:
-            self.blackboard.set("human_pose", self._start_pose)
+            self.blackboard.set("human_pose", self.start_pose)
             self.blackboard.set("human_name", scenario.person.name)
         self.ctx = TreeContext(np.random.default_rng(seed), self.now, {}, self._node_event)
         path = str(scenario.trees[role])
@@ -144,7 +150,7 @@ class TreeHost:
                 raise HriError(f"{self.role} tree: {future.error.message}")
         if not self.ctx.services and all(f.done for f in self._discoveries.values()):
             for name, future in self._discoveries.items():
-                self.ctx.services[name] = _CLIENTS[name](self.node.client(future.value), self._start_pose)
+                self.ctx.services[name] = _CLIENTS[name](self.node.client(future.value), self)
         subscriptions = self.node.subscriptions()
         for subscription in subscriptions:
             if subscription.error is not None:

@@ -2,7 +2,8 @@
 
 :func:`validate_trees` runs when a scenario is loaded (``load_scenario(..., check_trees=True)``),
 so ``hri run`` and ``hri batch`` stop before PyBullet starts: the robot's targets lie within
-the arm's reach, and blackboard values read by ports with a range are in it.
+the arm's reach, blackboard values read by ports with a range are in it, and the people a
+node's ``person`` port names are the scenario's.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def check_trees_against(scenario: Scenario, file: str, registry) -> None:
     _check_robot_reach(scenario, file, *documents[ROBOT], registry)
     for main, trees in documents.values():
         _check_blackboard_values(scenario, file, trees, registry)
+        _check_people_named(scenario, file, trees, registry)
 
 
 def _check_robot_reach(scenario: Scenario, file: str, main: str, trees: dict, registry) -> None:
@@ -94,6 +96,34 @@ def _check_blackboard_values(scenario: Scenario, file: str, trees: dict, registr
                 raise scenario.error(f"blackboard.{key}: {refused[1]} (read by {node_id_of(element)} port "
                                      f"'{refused[0]}' at {Path(element.file).name}:{element.line})",
                                      file, f"blackboard.{key}")
+
+
+def _check_people_named(scenario: Scenario, file: str, trees: dict, registry) -> None:
+    """A node's ``person`` port (:data:`hri.workcell.nodes.PERSON_PORT`: a call's) names one of
+    the scenario's people: its literal, or the scenario's ``blackboard`` value it reads. A
+    name the tree makes at run time is checked when the node ticks."""
+    from hri.bt.keys import node_id_of
+    from hri.bt.ports import PortError, reference_key
+    from hri.workcell.called import unknown_person
+    from hri.workcell.nodes import PERSON_PORT
+
+    people = [person.name for person in scenario.people]
+    for element in _elements(trees.values()):
+        node_id = node_id_of(element)
+        text = element.attrib.get(PERSON_PORT.name)
+        if text is None or node_id not in registry or registry.get(node_id).cls.port(PERSON_PORT.name) != PERSON_PORT:
+            continue
+        try:
+            key = reference_key(text, PERSON_PORT.name)
+        except PortError:
+            continue  # the tree's own check says so
+        if key is None and text not in people:
+            raise HriError(f"{node_id}: port 'person': {unknown_person(text, people)} ({shown_path(file)})",
+                           element.file, element.line)
+        value = scenario.blackboard.get(key) if key is not None else None
+        if value is not None and value not in people:
+            raise scenario.error(f"blackboard.{key}: {unknown_person(value, people)} (read by {node_id} port "
+                                 f"'person' at {Path(element.file).name}:{element.line})", file, f"blackboard.{key}")
 
 
 def _elements(roots):

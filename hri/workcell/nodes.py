@@ -9,13 +9,21 @@ Each finishes (SUCCESS/FAILURE) in one tick, except ``FindPart`` (RUNNING until 
 ``InAreaTest``        in ``area``, ``pose``: SUCCESS when the pose's x, y is inside
 ``OffsetPose``        in ``input`` (Pose), ``offset`` (``x;y;z``), ``orientation``
                       (``qx;qy;qz;qw``); out ``output``
-``IsCalled``          (also ``AmICalled``) SUCCESS when the "called" flag is set, as the
-                      tree last learnt it (``services["called"].get()``)
-``SetCalledTo``       in ``state`` (bool): asks for the flag (``services["called"].set``);
-                      SUCCESS once asked (sent again if the request was lost)
+``IsCalled``          (also ``AmICalled``) in ``person`` (optional): SUCCESS when that
+                      person's "called" flag is set, as the tree last learnt it
+                      (``services["called"].get()``)
+``SetCalledTo``       in ``state`` (bool), ``person`` (optional): asks for the person's flag
+                      (``services["called"].set``); SUCCESS once asked (sent again if the
+                      request was lost)
 ``FindPart``          in ``area``; out ``pose``: a free part's top centre (``parts``)
 ``RandomFailure``     in ``failure_chance`` (0..1): FAILURE with that probability
 ====================  =============================================================
+
+``person`` names one of the scenario's people (:data:`PERSON_PORT`); without it a person's
+tree addresses its own person and the robot's tree the first person (a scenario's one
+person). A literal name, or a scenario ``blackboard`` value the port reads, is checked when
+the scenario is loaded (:func:`hri.scenario.trees.check_trees_against`); a name the tree
+makes at run time when the node ticks.
 """
 
 from __future__ import annotations
@@ -88,27 +96,50 @@ class OffsetPose(BTNode):
         return Status.SUCCESS
 
 
-class IsCalled(BTNode):
-    """SUCCESS when the person is called (``ctx.services["called"].get()``); also ``AmICalled``."""
+PERSON_PORT = Port("person", "in", str, None, "whose call: a name from the scenario's people (default: a "
+                   "person's tree its own person, the robot's tree the first person)")
+"""The port of a node that addresses one person: its value is checked against the scenario's people."""
 
-    def update(self) -> Status:
+
+class _CallNode(BTNode):
+    """A node of the "called" flags: the ``called`` service and the person ``person`` names."""
+
+    def _called(self):
         called = self.ctx.services.get("called")
         if called is None:
             raise self._error("the tree context has no 'called' service")
-        return Status.SUCCESS if called.get() else Status.FAILURE
+        return called
+
+    def _person(self, called) -> str | None:
+        """The name the ``person`` port gives (checked), None without it."""
+        person = self.get_input("person")
+        if person is None:
+            return None
+        problem = called.problem(person)
+        if problem is not None:
+            raise self._error(f"port 'person': {problem}")
+        return person
 
 
-class SetCalledTo(BTNode):
-    """Asks for the "called" flag (``ctx.services["called"].set(state)``); SUCCESS once asked
-    (sent again if the request was lost)."""
+class IsCalled(_CallNode):
+    """SUCCESS when the person is called (``ctx.services["called"].get(person)``); also ``AmICalled``."""
 
-    PORTS = (Port("state", "in", bool, description="true or false"),)
+    PORTS = (PERSON_PORT,)
 
     def update(self) -> Status:
-        called = self.ctx.services.get("called")
-        if called is None:
-            raise self._error("the tree context has no 'called' service")
-        called.set(bool(self.get_input("state")))
+        called = self._called()
+        return Status.SUCCESS if called.get(self._person(called)) else Status.FAILURE
+
+
+class SetCalledTo(_CallNode):
+    """Asks for the person's "called" flag (``ctx.services["called"].set(state, person)``);
+    SUCCESS once asked (sent again if the request was lost)."""
+
+    PORTS = (Port("state", "in", bool, description="true or false"), PERSON_PORT)
+
+    def update(self) -> Status:
+        called = self._called()
+        called.set(bool(self.get_input("state")), self._person(called))
         return Status.SUCCESS
 
 

@@ -1,8 +1,8 @@
 """Parts: the objects the robot and the person carry, the feeders that supply them, and conveyors.
 
 A part is a small rigid box with real physics while it lies somewhere. While carried it is
-attached: kinematic (massless), following the robot's tool or the person's right hand every
-physics step. Released, it is put down on the surface below it (a ray test) and is dynamic
+attached: kinematic (massless), following the robot's tool or the right hand of the person who
+took it every physics step (each person of a run has a hand of their own: :class:`PersonHand`). Released, it is put down on the surface below it (a ray test) and is dynamic
 again. A *feeder* keeps a number of parts in an area (parts presented by an upstream process,
 or a pallet that is restocked); a *conveyor* moves the parts lying on its belt and takes them
 away at its end. Every pick, place and delivery is an event and a statistic.
@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pybullet as p
 
+from hri.base.errors import HriError
 from hri.base.geometry import Area, Pose
 from hri.workcell.layout import Furniture, PartsSettings
 
@@ -42,11 +43,22 @@ def _inset(area: Area, margin: float) -> Area:
     return Area(list(inner.exterior.coords)[:-1], area.name) if not inner.is_empty else area
 
 
+@dataclass(frozen=True)
+class PersonHand:
+    """A person as the parts see them: their body, their pelvis pose, and their right hand's
+    frame (position and quaternion; one object per posing of the body)."""
+
+    body: int
+    pose: Callable[[], Pose]
+    frame: Callable[[], tuple]
+
+
 @dataclass
 class Part:
     body_id: int
     number: int
     holder: str | None = None  # "robot", "person" or None
+    carrier: str | None = None  # held by a person: whose hand (their name)
     grip_offset: tuple = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
     placed_at: float | None = None  # simulated time it was last put down
     surface: str = "floor"  # what it stands on (for a stack: what the stack stands on)
@@ -136,9 +148,8 @@ class PartManager:
         self._visual = p.createVisualShape(p.GEOM_BOX, halfExtents=self.half, rgbaColor=self.color,
                                            physicsClientId=client)
         self.robot = None
-        self.person_body: int | None = None
-        self.person_pose: Callable[[], Pose] | None = None
-        self._hand_pose: Callable[[], tuple] | None = None
+        self.hands: dict[str, PersonHand] = {}  # each person's, by name, the first the default
+        self._bodies: set[int] = set()  # the people's bodies, which nothing is put down on
         self.now: Callable[[], float] = lambda: 0.0
 
     @staticmethod
@@ -148,16 +159,26 @@ class PartManager:
         return Conveyor(piece.name, body, piece.center, sx / 2, sy / 2, sz, (math.cos(yaw), math.sin(yaw)),
                         piece.speed)
 
-    def connect(self, robot, person_body: int, person_pose: Callable[[], Pose], hand_pose: Callable[[], tuple],
-                now: Callable[[], float]) -> None:
-        """Give the manager the robot (its tool) and the person (body, pelvis pose, right hand's
-        frame as position and quaternion) once both exist."""
+    def connect(self, robot, people: Mapping[str, PersonHand], now: Callable[[], float]) -> None:
+        """Give the manager the robot (its tool) and the people (by name, in the scenario's
+        order) once they exist."""
         self.robot = robot
-        self.person_body = person_body
-        self.person_pose = person_pose
-        self._hand_pose = hand_pose
+        self.hands = dict(people)
+        self._bodies = {hand.body for hand in self.hands.values()}
         self.now = now
         self.refill()
+
+    def _person(self, person: str | None) -> str:
+        """The name of the person a request is for (None: the first); HriError for nobody's."""
+        if person is None:
+            return next(iter(self.hands))
+        if person not in self.hands:
+            raise HriError(f"parts: no person {person!r} (people: {', '.join(self.hands)})")
+        return person
+
+    def _who(self, person: str) -> dict[str, str]:
+        """The fields that name the person in an event, with several people."""
+        return {"person": person} if len(self.hands) > 1 else {}
 
     # --- queries ----------------------------------------------------------------------
     def position(self, part: Part) -> tuple[float, float, float]:
@@ -187,8 +208,10 @@ class PartManager:
         x, y, z = self.position(parts[0])
         return Pose(x, y, z + self.half[2], 0.0, 0.0, 0.0, 0.0)
 
-    def holding(self, holder: str) -> Part | None:
-        return next((part for part in self.parts if part.holder == holder), None)
+    def holding(self, holder: str, carrier: str | None = None) -> Part | None:
+        """The part ``holder`` ("robot", "person") holds; a person's: ``carrier``'s (None: anyone's)."""
+        return next((part for part in self.parts
+                     if part.holder == holder and (carrier is None or part.carrier == carrier)), None)
 
     # --- the robot's gripper --------------------------------------------------------------
     def robot_grasp(self) -> bool:
@@ -209,29 +232,36 @@ class PartManager:
         part = self.holding("robot")
         return None if part is None else self._release(part, self.position(part), self.counts.placed_by_robot)
 
-    # --- the person's hand ----------------------------------------------------------------
-    def person_grab(self, area: Area | None) -> bool:
-        if self.holding("person") is not None:
+    # --- the people's hands -----------------------------------------------------------------
+    def person_grab(self, area: Area | None, person: str | None = None) -> bool:
+        """Take the free part nearest to ``person``'s right hand (None: the first person's),
+        within reach (and in ``area``), into that hand; True if the hand now holds a part."""
+        name = self._person(person)
+        if self.holding("person", name) is not None:
             return True
-        hand = self._hand_pose()
+        hand = self.hands[name].frame()
         candidates = self.parts if area is None else self.free_parts_in(area)
         best = self._nearest(np.array(hand[0]), self.reach, candidates)
         if best is None:
             return False
         self._attach(best, "person", *hand)
+        best.carrier = name
         best.grip_offset = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))  # in the hand, not where it lay
         self.counts.taken_by_person += 1
-        self.events("part_picked", part=best.number, by="person")
+        self.events("part_picked", part=best.number, by="person", **self._who(name))
         return True
 
-    def person_release(self) -> str | None:
-        """Put the part in the hand down where the reach ends: ``person_put_distance`` ahead of
-        the pelvis, at the hand's height, on the surface below (a shelf board, a table)."""
-        part = self.holding("person")
+    def person_release(self, person: str | None = None) -> str | None:
+        """Put the part in ``person``'s hand (None: the first person's) down where the reach
+        ends: ``person_put_distance`` ahead of the pelvis, at the hand's height, on the surface
+        below (a shelf board, a table)."""
+        name = self._person(person)
+        part = self.holding("person", name)
         if part is None:
             return None
-        pose = self.person_pose()
-        hand_z = self._hand_pose()[0][2]
+        hand = self.hands[name]
+        pose = hand.pose()
+        hand_z = hand.frame()[0][2]
         side = self.rng.uniform(-self.put_spread, self.put_spread)  # not always the same spot
         ahead, left = (math.cos(pose.yaw), math.sin(pose.yaw)), (-math.sin(pose.yaw), math.cos(pose.yaw))
         at = (pose.x + self.put_distance * ahead[0] + side * left[0],
@@ -303,7 +333,7 @@ class PartManager:
         if part.holder == "robot":
             frame = self.robot.tool_frame()
         else:
-            frame = self._hand_pose()  # the same object until the person is posed again
+            frame = self.hands[part.carrier].frame()  # the same object until the person is posed again
             if frame is part.followed:
                 return
             part.followed = frame
@@ -325,9 +355,11 @@ class PartManager:
             p.changeDynamics(part.body_id, -1, mass=self.mass, physicsClientId=self.client)
             self._let_sleep(part.body_id)
         holder, part.holder, part.placed_at, part.surface = part.holder, None, self.now(), name
+        who = {} if part.carrier is None else self._who(part.carrier)
+        part.carrier = None
         tally[name] = tally.get(name, 0) + 1
         self.events("part_placed", part=part.number, by=holder, surface=name, x=round(x, 4), y=round(y, 4),
-                    z=round(surface_z, 4))
+                    z=round(surface_z, 4), **who)
         return name
 
     def _let_sleep(self, body: int) -> None:
@@ -341,8 +373,8 @@ class PartManager:
         return self.surface_names.get(body, "floor")
 
     def _surface_below(self, x: float, y: float, z: float) -> tuple[int, float]:
-        """The first body below (x, y, z) that is neither the robot, the person nor a carried part."""
-        skip = {self.person_body, self.robot.body_id} | {q.body_id for q in self.parts if q.holder is not None}
+        """The first body below (x, y, z) that is neither the robot, a person nor a carried part."""
+        skip = self._bodies | {self.robot.body_id} | {q.body_id for q in self.parts if q.holder is not None}
         top = z
         self.place_riders()  # a part may be put down on a riding one
         for _ in range(8):

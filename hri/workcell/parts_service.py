@@ -14,6 +14,10 @@ person_grab    ``{"area": ... | null}``    true if a part within reach is now in
 person_release ``null``                   the surface it was put on, or ``null``
 =============  =========================  ==========================================
 
+In a run with several people a person's requests name them: ``person_grab`` with
+``{"area": ..., "person": NAME}``, ``person_release`` with ``{"person": NAME}``; each person
+takes parts into their own hand and puts down what their own hand holds.
+
 :class:`PartsClient` is the trees' side: every operation returns a future; the nodes that
 use it (``FindPart``, ``SetGripper``, ``GrabPart``, ``ReleasePart``) stay RUNNING until
 the answer arrives.
@@ -45,6 +49,14 @@ def _area(payload: Any, required: bool) -> Area | None:
         raise HriError(f"parts: 'area' must be a polygon's corner points ({err}), got {points!r}") from None
 
 
+def _person(payload: Any) -> str | None:
+    """The person a request names (None: the run's one person)."""
+    person = payload.get("person") if isinstance(payload, dict) else None
+    if person is not None and not isinstance(person, str):
+        raise HriError(f"parts: 'person' must be a person's name, got {person!r}")
+    return person
+
+
 def parts_service(parts: "PartManager") -> Service:
     """``parts`` as the ``parts`` service (see the module docstring; it has no streams)."""
 
@@ -56,8 +68,8 @@ def parts_service(parts: "PartManager") -> Service:
         "find": find,
         "robot_grasp": lambda request: parts.robot_grasp(),
         "robot_release": lambda request: parts.robot_release(),
-        "person_grab": lambda request: parts.person_grab(_area(request.payload, False)),
-        "person_release": lambda request: parts.person_release(),
+        "person_grab": lambda request: parts.person_grab(_area(request.payload, False), _person(request.payload)),
+        "person_release": lambda request: parts.person_release(_person(request.payload)),
     }
     return Service(SERVICE, IDENTIFIERS, handlers)
 
@@ -67,10 +79,12 @@ def _pose(value: Any) -> Pose | None:
 
 
 class PartsClient:
-    """The trees' side of the parts: each operation returns a future of its answer."""
+    """The trees' side of the parts: each operation returns a future of its answer. ``person``:
+    whose hand a person's tree acts with, in a run with several people (None: the one person)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, person: str | None = None) -> None:
         self._client = client
+        self._who = {} if person is None else {"person": person}
 
     @staticmethod
     def _wire(area: Area | None) -> dict[str, Any]:
@@ -89,7 +103,7 @@ class PartsClient:
         return self._client.call("robot_release")
 
     def person_grab(self, area: Area | None) -> Future:
-        return self._client.call("person_grab", self._wire(area))
+        return self._client.call("person_grab", {**self._wire(area), **self._who})
 
     def person_release(self) -> Future:
-        return self._client.call("person_release")
+        return self._client.call("person_release", self._who or None)
