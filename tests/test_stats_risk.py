@@ -109,6 +109,9 @@ def test_a_count_that_stayed_0_in_100_hours_is_below_0_02996_per_hour(tmp_path: 
     assert main(["stats", str(batch), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
     assert "### risk, config" in md and "| safety figure | worse | n | worst |" in md
+    lines = md.splitlines()
+    assert all(after.startswith("|") or not after for line, after in zip(lines, lines[1:]) if line.startswith("|")), \
+        "a note right under a Markdown table would be read as a row of it"
     assert main(["stats", str(batch), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["configs"][1]["risk"]["figures"]["pfl_violations"]["worst_run"] == "c001-r0000"

@@ -512,9 +512,13 @@ def _config_section(cfg: dict[str, Any], sub: str, md: bool) -> list[str]:
              _fmt(s["max"])] for m, s in cfg["metrics"].items()]
     title = f"{sub}config {name}: {cfg['ok']} ok runs, {cfg['failed']} failed; 95 % CI of the mean with t(0.975, n-1)"
     out = ["", title, _table(list(SUMMARY_COLUMNS), rows, md)]
-    if any(s.get("clipped") for s in cfg["metrics"].values()):
-        out.append(CLIPPED_NOTE)
-    return out
+    clipped = any(s.get("clipped") for s in cfg["metrics"].values())
+    return out + _notes([CLIPPED_NOTE] if clipped else [], md)
+
+
+def _notes(notes: list[str], md: bool) -> list[str]:
+    """Lines under a table; in Markdown after an empty line, else they would be rows of it."""
+    return ([""] if md and notes else []) + notes
 
 
 RISK_COLUMNS = ("safety figure", "worse", "n", "worst", "worst run", "tail quantile", "95% bound",
@@ -543,15 +547,16 @@ def _risk_section(cfg: dict[str, Any], sub: str, md: bool) -> list[str]:
     title = (f"{sub}risk, config {name}: {cfg['ok']} ok runs, {_fmt(hours)} simulated hours; the worst run, "
              "a run's tail quantile with its one-sided 95 % order-statistic bound, counts per hour with "
              "their 95 % Poisson upper bound")
-    out = ["", title, _table(list(RISK_COLUMNS), [_risk_row(m, f) for m, f in figures.items()], md)]
+    notes = []
     small = next((f for f in figures.values() if f["bound"] is None), None)
     if small is not None:
-        out.append(f"n<{small['bound_min_n']}: a 95 % bound on the 5 % tail needs at least {small['bound_min_n']} "
-                   f"runs (the worst of {small['bound_min_n']} lies beyond the 5 % quantile with 95 % confidence)")
+        notes.append(f"n<{small['bound_min_n']}: a 95 % bound on the 5 % tail needs at least {small['bound_min_n']} "
+                     f"runs (the worst of {small['bound_min_n']} lies beyond the 5 % quantile with 95 % confidence)")
     if any(f["count"] and f["total"] == 0 for f in figures.values()) and hours:
-        out.append(f"a count that stayed 0 in {_fmt(hours)} h: its rate is below -ln(0.05)/T = "
-                   f"{_fmt(risk.poisson_upper(0) / hours)} per hour with 95 % confidence")
-    return out
+        notes.append(f"a count that stayed 0 in {_fmt(hours)} h: its rate is below -ln(0.05)/T = "
+                     f"{_fmt(risk.poisson_upper(0) / hours)} per hour with 95 % confidence")
+    table = _table(list(RISK_COLUMNS), [_risk_row(m, f) for m, f in figures.items()], md)
+    return ["", title, table] + _notes(notes, md)
 
 
 def _diff_cell(e: dict[str, Any], pairs: int) -> str:
@@ -583,7 +588,7 @@ def _comparison_section(report: dict[str, Any], sub: str, md: bool) -> list[str]
            "with its t interval" if paired_ else
            "paired by seed where the configurations share their seeds, else Welch (independent samples)")
     out = ["", f"{sub}comparison with {ref['label']}: {how}; wall-clock fields left out", _table(headers, rows, md)]
-    return out + ([CLIPPED_NOTE] if clipped else [])
+    return out + _notes([CLIPPED_NOTE] if clipped else [], md)
 
 
 def format_batch(report: dict[str, Any], fmt: str) -> str:
