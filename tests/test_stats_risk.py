@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hri.batch import risk
-from hri.batch.report import batch_report, load
+from hri.batch.report import batch_report, flatten, load
 from hri.cli.main import main
 from test_stats_paired import _stats, _write_batch
 
@@ -115,3 +115,16 @@ def test_a_count_that_stayed_0_in_100_hours_is_below_0_02996_per_hour(tmp_path: 
     assert main(["stats", str(batch), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["configs"][1]["risk"]["figures"]["pfl_violations"]["worst_run"] == "c001-r0000"
+
+
+def test_every_safety_figure_is_a_statistic_the_runs_write() -> None:
+    """A safety figure renamed in stats.json would silently leave the risk section."""
+    from hri.run.stats import PersonStats, RunStats
+
+    one = RunStats("x", 1)
+    one.people = {"anna": PersonStats()}
+    written = set(one.as_dict())
+    assert set(risk.FIGURES) <= written
+    assert {f"people.anna.{key}" for key in risk.PERSON_FIGURES} <= set(flatten(one.as_dict()))
+    assert all(risk.figure(f"people.anna.{key}") for key in risk.PERSON_FIGURES)
+    assert risk.figure("people.anna.person_distance_m") is None and risk.figure("zone_entries.stop") is None
