@@ -101,7 +101,8 @@ QUOTES = (
            ".venv/bin/hri stats runs/batch --format markdown"),
           (r"Part of the output [^\n]*\n\n(\| metric \| n \|.*?)\n\n",
            r"\n`(0 in every run \(not shown\): [^`]*)`\n",
-           r"\n(\| metric \| reduced_velocity=0\.1 mean.*?)\n\n"), slow=True),
+           r"\n(\| metric \| reduced_velocity=0\.1 mean.*?)\n\n",
+           r"\n(\| safety figure \| worse \| n \|.*?)\n\n"), slow=True),
 )
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ interval of the mean with the Student t quantile ``t(0.975, n - 1)``, min, quart
 Every statistic of a run is non-negative, so an interval's bound below 0 is clipped to 0 and
 marked. Missing values (``human_response_s`` of a run without calls) are left out of n;
 failed runs are counted and listed, never averaged; statistics that are 0 in every run are
-named once instead of shown as rows.
+named once instead of shown as rows. After each configuration's table come its risk figures
+(:mod:`hri.batch.risk`: worst case and its run, tail bound, rate bound), which also carry the
+safety figures that stayed 0.
 
 Configurations are named by the settings they change (``reduced_velocity=0.1``). With
 several, each one is compared with the first. The configurations of ``hri batch`` share their
@@ -38,6 +40,7 @@ from hri.base.errors import HriError
 from hri.base.files import wrong_kind
 from hri.base.numbers import is_number
 from hri.base.untrusted import JSON_MAX_BYTES, Unreadable, read_inside, read_output
+from hri.batch import risk
 
 FORMATS = ("table", "markdown", "csv", "json")
 # Measured on the wall clock: shown in the summaries, left out of the comparison.
@@ -385,7 +388,8 @@ def _config_summary(batch: Batch, cid: str, label: str, metrics: list[str]) -> d
     return {"id": cid, "label": label, "overrides": batch.overrides(cid),
             "runs": sum(1 for r in batch.runs if r.config_id == cid), "ok": len(ok),
             "failed": sum(1 for r in batch.runs if r.config_id == cid and r.status != "ok"),
-            "metrics": {m: asdict(summarize(v, lower=lower_bound(m))) for m, v in values.items() if v}}
+            "metrics": {m: asdict(summarize(v, lower=lower_bound(m))) for m, v in values.items() if v},
+            "risk": risk.risk_report(ok)}
 
 
 def comparison_method(batch: Batch, ref: str, cid: str) -> str:
@@ -508,9 +512,51 @@ def _config_section(cfg: dict[str, Any], sub: str, md: bool) -> list[str]:
              _fmt(s["max"])] for m, s in cfg["metrics"].items()]
     title = f"{sub}config {name}: {cfg['ok']} ok runs, {cfg['failed']} failed; 95 % CI of the mean with t(0.975, n-1)"
     out = ["", title, _table(list(SUMMARY_COLUMNS), rows, md)]
-    if any(s.get("clipped") for s in cfg["metrics"].values()):
-        out.append(CLIPPED_NOTE)
-    return out
+    clipped = any(s.get("clipped") for s in cfg["metrics"].values())
+    return out + _notes([CLIPPED_NOTE] if clipped else [], md)
+
+
+def _notes(notes: list[str], md: bool) -> list[str]:
+    """Lines under a table; in Markdown after an empty line, else they would be rows of it."""
+    return ([""] if md and notes else []) + notes
+
+
+RISK_COLUMNS = ("safety figure", "worse", "n", "worst", "worst run", "tail quantile", "95% bound",
+                "count", "per hour", "per hour, 95% upper")
+
+
+def _risk_row(metric: str, f: dict[str, Any]) -> list[str]:
+    every = f["worst_ties"] == f["n"] and f["n"] > 1
+    run = "every run" if every else f"{f['worst_run']} (seed {f['worst_seed']})" + \
+        (f" +{f['worst_ties'] - 1}" if f["worst_ties"] > 1 else "")
+    tail = f"q{round(100 * f['tail']):02d} {_fmt(f['quantile'])}"
+    bound = f"n<{f['bound_min_n']}" if f["bound"] is None else f"{_fmt(f['bound'])} (#{f['bound_rank']})"
+    if not f["count"]:
+        return [metric, f["worse"], str(f["n"]), _fmt(f["worst"]), run, tail, bound, "-", "-", "-"]
+    count = f"{_fmt(f['total'])} {f['unit']}{'' if f['total'] == 1 else 's'}"
+    return [metric, f["worse"], str(f["n"]), _fmt(f["worst"]), run, tail, bound, count,
+            _fmt(f["rate_per_h"]), _fmt(f["rate_upper_per_h"])]
+
+
+def _risk_section(cfg: dict[str, Any], sub: str, md: bool) -> list[str]:
+    figures = cfg["risk"]["figures"]
+    if not figures:
+        return []
+    name = cfg["label"] if cfg["label"] == cfg["id"] else f"{cfg['label']} ({cfg['id']})"
+    hours = cfg["risk"]["hours"]
+    title = (f"{sub}risk, config {name}: {cfg['ok']} ok runs, {_fmt(hours)} simulated hours; the worst run, "
+             "a run's tail quantile with its one-sided 95 % order-statistic bound, counts per hour with "
+             "their 95 % Poisson upper bound")
+    notes = []
+    small = next((f for f in figures.values() if f["bound"] is None), None)
+    if small is not None:
+        notes.append(f"n<{small['bound_min_n']}: a 95 % bound on the 5 % tail needs at least {small['bound_min_n']} "
+                     f"runs (the worst of {small['bound_min_n']} lies beyond the 5 % quantile with 95 % confidence)")
+    if any(f["count"] and f["total"] == 0 for f in figures.values()) and hours:
+        notes.append(f"a count that stayed 0 in {_fmt(hours)} h: its rate is below -ln(0.05)/T = "
+                     f"{_fmt(risk.poisson_upper(0) / hours)} per hour with 95 % confidence")
+    table = _table(list(RISK_COLUMNS), [_risk_row(m, f) for m, f in figures.items()], md)
+    return ["", title, table] + _notes(notes, md)
 
 
 def _diff_cell(e: dict[str, Any], pairs: int) -> str:
@@ -542,7 +588,7 @@ def _comparison_section(report: dict[str, Any], sub: str, md: bool) -> list[str]
            "with its t interval" if paired_ else
            "paired by seed where the configurations share their seeds, else Welch (independent samples)")
     out = ["", f"{sub}comparison with {ref['label']}: {how}; wall-clock fields left out", _table(headers, rows, md)]
-    return out + ([CLIPPED_NOTE] if clipped else [])
+    return out + _notes([CLIPPED_NOTE] if clipped else [], md)
 
 
 def format_batch(report: dict[str, Any], fmt: str) -> str:
@@ -564,8 +610,11 @@ def format_batch(report: dict[str, Any], fmt: str) -> str:
                             if f["error"] else "-"] for f in report["failed_runs"]], md))
     for cfg in report["configs"]:
         out += _config_section(cfg, sub, md)
-    if report["all_zero"]:
-        out += ["", f"0 in every run (not shown): {', '.join(report['all_zero'])}"]
+        out += _risk_section(cfg, sub, md)
+    # a safety figure that stayed 0 is in the risk sections, with the bound on its rate
+    hidden = [m for m in report["all_zero"] if risk.figure(m) is None]
+    if hidden:
+        out += ["", f"0 in every run (not shown): {', '.join(hidden)}"]
     if report["comparison"]:
         out += _comparison_section(report, sub, md)
     return "\n".join(out)
