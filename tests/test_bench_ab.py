@@ -65,6 +65,9 @@ def test_sides_alternate_and_runs_that_differ_are_named(monkeypatch: pytest.Monk
     assert c["within_spread"] is True
     assert ab_compare.differing([{"a": 1, "wall_time_s": 1.0}, {"a": 1, "wall_time_s": 2.0}]) == []
     assert ab_compare.differing([{"a": 1}, {"a": 1, "b": 2}]) == ["b"]
+    people = [{"people": {"ann": {"actions": 4, "zone_time_s": {"safe": 1.0}}}},
+              {"people": {"ann": {"actions": 4, "zone_time_s": {"safe": 1.5}}}}]
+    assert ab_compare.differing(people) == ["people.ann.zone_time_s.safe"]
 
 
 def _script(path: Path, text: str, mode: int = 0o755) -> str:

@@ -19,9 +19,9 @@ nothing).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 from typing import Any, Sequence
@@ -82,13 +82,12 @@ def run_once(command: Sequence[str], scenario: str, settings: BenchSettings) -> 
     if proc.returncode != 0:
         said = (err.strip() or out.strip() or "no message").splitlines()[-1].strip()
         raise HriError(f"bench: ab: {' '.join(command)} run {scenario} failed (exit {proc.returncode}): {said}")
-    import json
-
     try:
         stats = json.loads(out)
     except ValueError:
         raise HriError(f"bench: ab: {' '.join(command)} run {scenario} --json printed no statistics") from None
-    if not (isinstance(stats, dict) and stats.get("wall_time_s", 0) > 0 and stats.get("sim_time_s", 0) > 0):
+    if not (isinstance(stats, dict) and all(isinstance(stats.get(key), (int, float)) and stats[key] > 0
+                                            for key in ("wall_time_s", "sim_time_s"))):
         raise HriError(f"bench: ab: {' '.join(command)} run {scenario}: no wall time to compare "
                        "(a longer --duration)")
     return stats
@@ -100,13 +99,25 @@ def rtf(stats: dict[str, Any]) -> float:
 
 
 def differing(runs: Sequence[dict[str, Any]]) -> list[str]:
-    """The statistics (all but the wall clock) on which any of ``runs`` differs from the first."""
+    """The statistics (all but the wall clock) on which any of ``runs`` differs from the first,
+    by dotted key (``people.NAME.KEY``, as ``hri stats`` names them)."""
     from hri.run.stats import WALL_CLOCK_KEYS
 
-    first = runs[0]
-    keys = set().union(*runs) - set(WALL_CLOCK_KEYS)
+    flat = [_flat({k: v for k, v in stats.items() if k not in WALL_CLOCK_KEYS}) for stats in runs]
+    first = flat[0]
+    keys = set().union(*flat)
     return sorted(key for key in keys
-                  if any(key not in stats for stats in runs) or any(stats[key] != first[key] for stats in runs))
+                  if any(key not in stats for stats in flat) or any(stats[key] != first[key] for stats in flat))
+
+
+def _flat(stats: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in stats.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def side_figure(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -172,13 +173,13 @@ def ab_table(r: dict[str, Any]) -> Table:
                   caption="median (slowest..fastest); the two alternating, each run in a process of its own and "
                           "timed by its own statistics; this/other above 1: this install is faster; paired: the range "
                           "of the per-repeat ratios; within spread: this median is at least the other's slowest repeat")
-    table.add_column("scenario", no_wrap=True)
+    table.add_column("scenario", no_wrap=True)  # a scenario file by its name: the table stays 120 wide
     for column in ("RTF this", "RTF other", "this/other", "paired", "within spread"):
         table.add_column(column, justify="right", no_wrap=True)
     table.add_column("same statistics", min_width=10)
     for name, c in r["scenarios"].items():
         this, other, paired = c["this"], c["other"], c["paired_ratios"]["runs"]
-        table.add_row(name, _spread(this), _spread(other), _f(c["ratio"], 3),
+        table.add_row(Path(name).name, _spread(this), _spread(other), _f(c["ratio"], 3),
                       f"{_f(min(paired), 3)}..{_f(max(paired), 3)}", "yes" if c["within_spread"] else "no",
                       "yes" if c["same_stats"] else "NO: " + ", ".join(c["differing"]))
     return table
