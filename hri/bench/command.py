@@ -43,6 +43,9 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     bench.add_argument("--safety-dir", metavar="DIR",
                        help="keep the safety benchmark's batches in DIR; the same command again finishes "
                             "only the missing runs (default: a temporary folder)")
+    bench.add_argument("--against", metavar="PATH",
+                       help="the ab benchmark: the hri executable of another install to compare this one with, "
+                            "e.g. another checkout's .venv/bin/hri")
     return bench
 
 
@@ -53,7 +56,8 @@ def settings_from_args(args: argparse.Namespace) -> "BenchSettings":
                          repeat=args.repeat, seed=args.seed, messages=args.messages,
                          batch_runs=args.batch_runs, batch_workers=args.batch_workers,
                          memory_duration_s=args.memory_duration, safety_hours=args.safety_hours,
-                         safety_run_s=args.safety_run, safety_dir=args.safety_dir, sets=tuple(args.sets))
+                         safety_run_s=args.safety_run, safety_dir=args.safety_dir, sets=tuple(args.sets),
+                         against=args.against)
 
 
 def bench_command(args: argparse.Namespace) -> int:

@@ -43,6 +43,7 @@ class BenchSettings:
     safety_run_s: float = 3600.0      # simulated seconds per run of the safety benchmark
     safety_dir: str | None = None     # where the safety batches are kept (resumable); None: a temporary folder
     sets: tuple[str, ...] = ()        # KEY=VALUE scenario overrides (hri run --set) for every run
+    against: str | None = None        # the other install's hri executable (the ab benchmark)
 
     def check(self) -> "BenchSettings":
         """Raise :class:`HriError` (one line, like every CLI error) for impossible sizes."""

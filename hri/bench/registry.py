@@ -16,10 +16,12 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "xml": ("xml_read", "reading a 5-MB tree file: the tinyxml2 pre-pass beside expat"),
     "people": ("people_scaling", "wall time per simulated second with 1, 2, 4 and 8 people walking in one room"),
     "safety": ("safety_hours", "many simulated hours across the scenarios: safety violations (only with --only)"),
+    "ab": ("ab_compare", "real-time factor of this install and of another (--against), alternating, "
+                         "on the same seeded runs (only with --only)"),
 }
 
-#: benchmarks that run only when named with --only (they take hours)
-ON_REQUEST = ("safety",)
+#: benchmarks that run only when named with --only (safety takes hours, ab needs --against)
+ON_REQUEST = ("safety", "ab")
 
 #: the presets (hri.scenario.load.PRESETS, not imported: it pulls in YAML)
 DEFAULT_SCENARIOS = ("coexistence", "cooperation", "collaboration")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -166,9 +167,32 @@ def people_table(r: dict[str, Any]) -> Table:
     return table
 
 
+def ab_table(r: dict[str, Any]) -> Table:
+    table = Table(title=f"This install against {r['other']}: real-time factor of the same seeded runs, "
+                        f"{r['sim_s']:g} simulated s each",
+                  caption="median (slowest..fastest); the two alternating, each run in a process of its own and "
+                          "timed by its own statistics; this/other above 1: this install is faster; paired: the range "
+                          "of the per-repeat ratios; within spread: this median is at least the other's slowest repeat")
+    table.add_column("scenario", no_wrap=True)  # a scenario file by its name: the table stays 120 wide
+    for column in ("RTF this", "RTF other", "this/other", "paired", "within spread"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("same statistics", min_width=10)
+    for name, c in r["scenarios"].items():
+        this, other, paired = c["this"], c["other"], c["paired_ratios"]["runs"]
+        table.add_row(Path(name).name, _spread(this), _spread(other), _f(c["ratio"], 3),
+                      f"{_f(min(paired), 3)}..{_f(max(paired), 3)}", "yes" if c["within_spread"] else "no",
+                      "yes" if c["same_stats"] else "NO: " + ", ".join(c["differing"]))
+    return table
+
+
+def _spread(side: dict[str, Any]) -> str:
+    low, high = side["spread"]
+    return f"{_f(side['rtf']['median'])} ({_f(low)}..{_f(high)})"
+
+
 TABLES = {"realtime": realtime_table, "breakdown": breakdown_table, "roundtrip": roundtrip_table,
           "batch": batch_table, "memory": memory_table, "groot2": groot2_table, "safety": safety_table,
-          "xml": xml_table, "people": people_table}
+          "xml": xml_table, "people": people_table, "ab": ab_table}
 
 
 def print_report(doc: dict[str, Any], console: Console | None = None) -> None:

@@ -45,8 +45,14 @@ def run_benchmarks(settings: BenchSettings, only: Sequence[str] = (), say: Say =
     """Run the selected benchmarks; return the document ``hri bench --json`` prints."""
     names = select(only)
     settings.check()
+    if settings.against is not None and "ab" not in names:
+        raise HriError("--against: only the ab benchmark uses it (--only ab)")
     for name in settings.scenarios:  # a typo fails now, not after minutes of benchmarks
         load(name, settings.sets)
+    modules = {name: importlib.import_module(f"hri.bench.{BENCHMARKS[name][0]}") for name in names}
+    for module in modules.values():  # what a benchmark checks of its options, before any runs
+        if hasattr(module, "check"):
+            module.check(settings)
     document: dict[str, Any] = {
         "hri_bench": 1,
         "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -58,8 +64,7 @@ def run_benchmarks(settings: BenchSettings, only: Sequence[str] = (), say: Say =
         "results": {},
         "wall_s": {},
     }
-    for name in names:
-        module = importlib.import_module(f"hri.bench.{BENCHMARKS[name][0]}")
+    for name, module in modules.items():
         start = time.perf_counter()
         document["results"][name] = module.run(settings, say)
         document["wall_s"][name] = round(time.perf_counter() - start, 1)
