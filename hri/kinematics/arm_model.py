@@ -199,6 +199,9 @@ class ArmModel:
     #: ``IDENTIFIER``, ``industrial-robot``, ``robot``
     identifier: str = ""
     dh: DhRobot | None = field(default=None, compare=False)  # the DH table it was built from, as read
+    #: the user's file ``robot.model`` names (a URDF or a DH table), resolved; None for a shipped
+    #: robot. A run folder keeps a copy of it (:mod:`hri.run.run_dir`)
+    file: Path | None = field(default=None, compare=False)
 
     @property
     def joint_count(self) -> int:
@@ -230,13 +233,14 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
     with what is wrong."""
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"must be a shipped robot ({', '.join(SHIPPED)}) or a file, got {spec!r}")
-    shipped = SHIPPED.get(spec)
+    shipped, file = SHIPPED.get(spec), None
     if shipped is not None:
         made = _made(shipped.locate())
         urdf, settings = made.urdf, {**made.settings, **shipped.settings}
         base_link, tool_link = base_link or shipped.base_link, tool_link or shipped.tool_link
     else:
-        made = _made(_model_file(spec, folder))
+        file = _model_file(spec, folder)
+        made = _made(file)
         urdf, settings = made.urdf, made.settings
     model = _read(urdf)
     identifier = (shipped and shipped.identifier) or made.identifier or model.name
@@ -252,7 +256,7 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
         if len(values) != len(revolute):
             raise ValueError(f"{urdf.name}: {key} has {len(values)} values for {len(revolute)} joints")
     return ArmModel(spec, urdf, base, tool, tuple(joint.name for joint in revolute), model.root, joint_limits,
-                    dict(settings), identifier, made.dh)
+                    dict(settings), identifier, made.dh, file)
 
 
 def _joint_limits(joints: list[JointSpec], urdf: Path, limits: dict[str, Any]) -> tuple[tuple[float, float, float], ...]:
