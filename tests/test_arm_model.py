@@ -5,6 +5,10 @@ the same way and runs from an installed package."""
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
+import json
 import math
 import os
 import shutil
@@ -16,16 +20,20 @@ from pathlib import Path
 import numpy as np
 import pybullet as p
 import pytest
+import yaml
 
 from hri.base.errors import HriError
 from hri.base.geometry import Pose
-from hri.kinematics import Chain
+from hri.kinematics import Chain, IkSettings, solve
 from hri.kinematics import arm_model
+from hri.cli.main import main
 from hri.kinematics.arm_model import KINDS, SHIPPED, resolve_model
 from hri.robot.arm import MotionStatus, RobotArm, RobotConfig, arm_reach
 from hri.robot.scene import quaternion_angle
+from hri.run.run_dir import MANIFEST, SCENARIO
 from hri.run.sim import Simulation
-from hri.scenario.load import load_scenario
+from hri.run.stats import WALL_CLOCK_KEYS
+from hri.scenario.load import load_scenario, preset_path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "bad_inputs"
@@ -232,6 +240,28 @@ def test_the_arm_variants_work_their_table_without_a_violation(variant):
     assert stats["robot_move_failures"] == {} and stats["safety_violations"] == 0, stats
 
 
+def test_the_panda_is_too_short_for_the_coexistence_table_and_its_variant_draws_the_areas_in():
+    """Why coexistence_panda differs from coexistence by more than robot.model: the trees move
+    the tool, pointing down, 0.10 m above the base's plane (OffsetPose 0.85 on a 0.75-m table),
+    where the Panda reaches 0.805 m from its base at most; the preset's table areas reach
+    0.97 m. The LBR iisy reaches every corner of the preset's areas, the Panda none of their
+    outer corners nor the place the seed-1 run of the swapped preset draws first (0.84 m out),
+    and every corner of the variant's areas."""
+    def reached(scenario, points) -> list[bool]:
+        model, base = scenario.robot.model, scenario.robot.base
+        chain, home = model.chain((base.position, base.orientation)), np.array(scenario.robot.config.home)
+        settings = IkSettings(restarts=60)
+        return [solve(chain, ((x, y, 0.85), (1.0, 0.0, 0.0, 0.0)), home, settings).valid for x, y in points]
+
+    preset, panda = load_scenario("coexistence"), load_scenario("coexistence", ["robot.model=panda"])
+    corners = [c for name in ("table_left", "table_right") for c in preset.areas[name].points]
+    outer = [(0.5, 1.0), (2.1, 1.0)]
+    assert set(outer) <= set(corners) and all(reached(preset, corners))
+    assert not any(reached(panda, [*outer, (0.6034, 0.9188)]))
+    variant = load_scenario("coexistence_panda")
+    assert all(reached(variant, [c for name in ("table_left", "table_right") for c in variant.areas[name].points]))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("overrides", [[], [f"trees.person={ZONE_WALK}"],
                                        [f"trees.person={ZONE_WALK}", "safety.mode=ssm"]])
@@ -243,34 +273,107 @@ def test_the_arm_variants_run_ten_minutes_without_a_violation(variant, overrides
     assert stats["robot_cycles"] >= 50 and stats["robot_move_failures"] == {}, stats
 
 
+def _run(capsys: pytest.CaptureFixture, *argv: str) -> dict:
+    capsys.readouterr()
+    assert main(["run", *argv, "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def _outputs(run: Path) -> tuple[dict, bytes, list]:
+    """stats.json less the wall clock, trajectory.csv, and events.jsonl less the tree files'
+    paths (the tree_nodes events name the tree file that ran: the copy, in a rerun)."""
+    stats = {k: v for k, v in json.loads((run / "stats.json").read_text()).items() if k not in WALL_CLOCK_KEYS}
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    return stats, (run / "trajectory.csv").read_bytes(), [{k: v for k, v in e.items() if k != "file"} for e in events]
+
+
+def _own_arm(folder: Path, kind: str) -> Path:
+    """A preset as a user's own scenario whose arm is a file of theirs next to it: the LBR
+    iisy's URDF (``urdf``), the UR-5's Denavit-Hartenberg table (``dh``), each as
+    ``my_arm.*`` with the shipped robot's settings in ``robot.config``."""
+    folder.mkdir()
+    preset, shipped = {"urdf": ("coexistence", "lbr_iisy"), "dh": ("coexistence_ur5", "ur5")}[kind]
+    model = folder / f"my_arm{SHIPPED[shipped].locate().suffix}"
+    shutil.copy(SHIPPED[shipped].locate(), model)
+    data = yaml.safe_load(preset_path(preset).read_text())
+    data["trees"] = {role: str(path) for role, path in load_scenario(preset).trees.items()}
+    data["robot"].update(model=model.name, tool_link="tool0",
+                         config={key: list(values) for key, values in SHIPPED[shipped].settings.items()})
+    scenario = folder / "cell.yaml"
+    scenario.write_text(yaml.safe_dump(data, sort_keys=False))
+    return scenario
+
+
+@pytest.mark.parametrize("kind", ["urdf", "dh"])
+def test_a_run_of_your_own_arm_keeps_its_file_and_reruns_from_the_copy_bit_for_bit(tmp_path, capsys, kind):
+    """The run folder keeps a copy of the arm's file (inputs/robot/, its SHA-256 in the
+    manifest, the kept scenario pointing at it); with the original gone, --from runs the
+    copy into another folder with the same statistics, trajectory and events. A copy edited
+    afterwards is refused in one line."""
+    own, first, again = tmp_path / "mine", tmp_path / "first", tmp_path / "again"
+    scenario = _own_arm(own, kind)
+    original = (own / f"my_arm.{'urdf' if kind == 'urdf' else 'yaml'}").read_bytes()
+    _run(capsys, str(scenario), "--duration", "3", "--seed", "4", "--out", str(first))
+    kept = f"inputs/robot/my_arm.{'urdf' if kind == 'urdf' else 'yaml'}"
+    manifest = json.loads((first / MANIFEST).read_text())
+    assert manifest["files"][kept]["sha256"] == hashlib.sha256(original).hexdigest()
+    assert (first / kept).read_bytes() == original
+    assert yaml.safe_load((first / SCENARIO).read_text())["robot"]["model"] == kept
+    shutil.rmtree(own)  # the rerun needs only the copy
+    _run(capsys, "--from", str(first), "--out", str(again))
+    assert _outputs(again) == _outputs(first)
+    rows = list(csv.DictReader(io.StringIO((first / "trajectory.csv").read_text())))
+    assert max(float(row["robot_speed_fraction"]) for row in rows) > 0.5  # the arm moved
+    with (first / kept).open("a") as copy:
+        copy.write("\n<!-- edited -->\n" if kind == "urdf" else "\n# edited\n")
+    assert main(["run", "--from", str(first), "--out", str(tmp_path / "third")]) == 1
+    assert capsys.readouterr().err.strip() == (f"--from {first}: {first / kept} was changed after the run "
+                                               f"(its SHA-256 differs from {MANIFEST})")
+
+
+CUBE_OBJ = "v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
 IDLE_TREE = """<root BTCPP_format="4" main_tree_to_execute="Idle">
   <BehaviorTree ID="Idle"><Sleep msec="1000"/></BehaviorTree>
 </root>
 """
 
 
-def test_your_own_urdf_arm_runs_and_its_run_folder_is_not_rerun_with_a_file_found_later(tmp_path):
-    """A two-joint URDF arm of the user's, next to the scenario, runs (a robot tree that does
-    not move it). Its run folder keeps no copy of the URDF: a rerun from the folder refuses a
-    file it finds there in one line rather than run an arm that need not be the run's."""
-    shutil.copy(CORPUS / "_model_arm.urdf", tmp_path / "arm.urdf")
+def test_a_urdf_naming_mesh_files_is_not_kept_and_from_refuses_it_in_one_line(tmp_path, capsys):
+    """A URDF arm whose link is a mesh runs; its run folder keeps no copy (the kept scenario
+    names the original by its absolute path, which `hri run DIR/scenario.yaml` still runs),
+    and --from refuses it in one line. A folder made to hold such a URDF as its copy, with a
+    manifest to match, is refused too: PyBullet would read the mesh from wherever it points."""
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text((CORPUS / "_model_arm.urdf").read_text().replace(
+        '<link name="upper">', '<link name="upper"><visual><geometry><mesh filename="cube.obj"/></geometry></visual>'))
+    (tmp_path / "cube.obj").write_text(CUBE_OBJ)
     (tmp_path / "idle.xml").write_text(IDLE_TREE)
     text = (CORPUS / "_good_scenario.yaml").read_text().replace("../../trees/", f"{ROOT}/trees/")
     text = text.replace(f"  robot: {ROOT}/trees/coexistence_robot.xml", "  robot: idle.xml")
     text = text.replace("  reduced_velocity: 0.1\n", "  reduced_velocity: 0.1\n  model: arm.urdf\n"
                         "  config: {home: 0, max_acceleration: 10, max_jerk: 100}\n")
     (tmp_path / "cell.yaml").write_text(text)
-    hri = [sys.executable, "-m", "hri.cli.main"]
-    run = subprocess.run([*hri, "run", str(tmp_path / "cell.yaml"), "--duration", "1", "--out", str(tmp_path / "run")],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    shutil.copy(tmp_path / "arm.urdf", tmp_path / "run" / "arm.urdf")
-    again = subprocess.run([*hri, "run", "--from", str(tmp_path / "run"), "--out", str(tmp_path / "again")],
-                           capture_output=True, text=True, timeout=300)
-    assert again.returncode != 0 and not (tmp_path / "again").exists()
-    assert [line for line in again.stderr.splitlines() if line.strip()] == [
-        f"--from {tmp_path / 'run'}: scenario.yaml: robot.model 'arm.urdf' is a file, which a run folder does not "
-        "keep (the one found need not be the run's): run its scenario file again instead"]
+    run = tmp_path / "run"
+    _run(capsys, str(tmp_path / "cell.yaml"), "--duration", "1", "--out", str(run))
+    manifest = json.loads((run / MANIFEST).read_text())
+    assert not any(key.startswith("inputs/robot") for key in manifest["files"])
+    assert yaml.safe_load((run / SCENARIO).read_text())["robot"]["model"] == str(urdf)
+    assert main(["run", "--from", str(run), "--out", str(tmp_path / "again")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"--from {run}: {SCENARIO}: robot.model {json.dumps(str(urdf))} is not kept in the run folder (a run keeps "
+        "a copy of the arm's file in inputs/robot/, but not of a URDF that names mesh files): run its scenario "
+        "file again instead")
+    (run / "inputs" / "robot").mkdir()
+    shutil.copy(urdf, run / "inputs" / "robot" / "arm.urdf")
+    kept = (run / SCENARIO).read_text().replace(str(urdf), "inputs/robot/arm.urdf")
+    (run / SCENARIO).write_text(kept)
+    for key, data in ((SCENARIO, kept.encode()), ("inputs/robot/arm.urdf", urdf.read_bytes())):
+        manifest["files"][key] = {"sha256": hashlib.sha256(data).hexdigest(), "source": "made up"}
+    (run / MANIFEST).write_text(json.dumps(manifest))
+    assert main(["run", "--from", str(run), "--out", str(tmp_path / "again")]) == 1
+    assert capsys.readouterr().err.strip() == (f"--from {run}: inputs/robot/arm.urdf names files besides itself "
+                                               "(\"cube.obj\"), which a run folder does not keep")
+    assert not (tmp_path / "again").exists()
 
 
 def _installed(tmp_path: Path) -> Path:

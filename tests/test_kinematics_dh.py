@@ -13,7 +13,8 @@ import pytest
 
 from hri.base.errors import HriError
 from hri.kinematics import Chain, solve
-from hri.kinematics.dh import SHIPPED, dh_forward, read_dh, shipped_dh, shipped_dh_path
+from hri.kinematics.arm_model import SHIPPED, shipped_dh, shipped_dh_path
+from hri.kinematics.dh import dh_forward, read_dh
 from hri.kinematics.service import dh_kinematics_service
 from hri.kinematics.transforms import matrix_rpy, pose_error, rpy_matrix
 from hri.net import Broker, Network, Node
@@ -100,7 +101,20 @@ def test_the_ur5_offsets_stand_it_upright_and_its_limits_and_masses_are_read(ur5
     assert ur5.link_masses.sum() + ur5.base_mass == pytest.approx(18.4)
     assert ur5.payload_kg == 5.0
     assert len(ur5.acceleration_limits) == len(ur5.jerk_limits) == 6
-    assert shipped_dh_path("ur5").name == SHIPPED["ur5"]
+    assert shipped_dh_path("ur5") == SHIPPED["ur5"].locate() and shipped_dh_path("ur5").name == "ur5.yaml"
+
+
+def test_the_shipped_tables_are_the_shipped_robots_of_one_registry(tmp_path, monkeypatch):
+    """shipped_dh reads the DH tables of arm_model.SHIPPED, the one registry of shipped robots:
+    a table entered there is found by name, and a shipped robot that is a URDF is no table."""
+    from hri.kinematics import arm_model
+
+    table = tmp_path / "arm.yaml"
+    table.write_text(shipped_dh_path("ur5").read_text().replace("name: UR-5", "name: UR-5 copy"))
+    monkeypatch.setitem(SHIPPED, "ur5_copy", arm_model.Shipped(lambda: table, "base_link", "tool0"))
+    assert shipped_dh("ur5_copy").name == "UR-5 copy" and shipped_dh_path("ur5_copy") == table
+    with pytest.raises(HriError, match=r"no shipped DH robot named 'panda' \(shipped: ur5, ur5_copy\)"):
+        shipped_dh("panda")
 
 
 @pytest.mark.parametrize("rpy", [(0.3, -1.2, 2.5), (0.0, math.pi / 2, 0.7), (0.0, -math.pi / 2, -2.0), (math.pi, 0.0, 0.0)])

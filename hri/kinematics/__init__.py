@@ -20,14 +20,16 @@ Example (``python -m hri.kinematics`` runs a longer one)::
 
 Modules: :mod:`~hri.kinematics.transforms` (rotations, 4x4 transforms, pose conversions),
 :mod:`~hri.kinematics.urdf` (reading joints), :mod:`~hri.kinematics.dh` (an arm from a
-Denavit-Hartenberg table: :func:`read_dh`, :func:`shipped_dh`; its chain and its URDF body),
+Denavit-Hartenberg table: :func:`read_dh`; its chain and its URDF body),
+:mod:`~hri.kinematics.arm_model` (the arm a scenario names; the shipped robots, :func:`shipped_dh`),
 :mod:`~hri.kinematics.chain` (:class:`Chain`:
 forward kinematics, Jacobian), :mod:`~hri.kinematics.ik` (:func:`solve`, :class:`IkResult`),
 :mod:`~hri.kinematics.interpolate` (:func:`cartesian_line`, :func:`joint_path`).
 """
 
+from hri.kinematics.arm_model import shipped_dh, shipped_dh_path
 from hri.kinematics.chain import Chain
-from hri.kinematics.dh import DhRobot, dh_forward, read_dh, shipped_dh, shipped_dh_path
+from hri.kinematics.dh import DhRobot, dh_forward, read_dh
 from hri.kinematics.ik import IkResult, IkSettings, solve, solve_path
 from hri.kinematics.interpolate import (CartesianPath, JointPath, Trapezoid, cartesian_line,
                                         cartesian_waypoints, joint_path, sample_times, trapezoid)

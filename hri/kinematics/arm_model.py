@@ -28,7 +28,7 @@ from typing import Any
 
 from defusedxml import ElementTree
 
-from hri.base.errors import shown_path
+from hri.base.errors import HriError, shown_path
 from hri.kinematics.chain import Chain
 from hri.kinematics.dh import DhRobot, read_dh
 from hri.kinematics.transforms import PoseLike
@@ -109,15 +109,6 @@ def _asset(name: str) -> Callable[[], Path]:
     return lambda: Path(str(importlib.resources.files("hri.assets") / "robot" / name))
 
 
-def _shipped_dh(name: str) -> Callable[[], Path]:
-    """A DH table hri ships (:data:`hri.kinematics.dh.SHIPPED`)."""
-    def locate() -> Path:
-        from hri.kinematics.dh import shipped_dh_path
-
-        return shipped_dh_path(name)
-    return locate
-
-
 def _pybullet_data(name: str) -> Callable[[], Path]:
     """A file of the data PyBullet installs with itself (``pybullet_data``)."""
     def locate() -> Path:
@@ -149,19 +140,38 @@ PANDA_SETTINGS = {
     "max_jerk": (150.0, 75.0, 100.0, 125.0, 150.0, 200.0, 200.0),
 }
 
-#: name -> a robot hri ships (``robot.model: NAME``); a shipped DH table is one more entry whose
-#: file is of a kind in :data:`KINDS`
 #: the UR-5's home (rad): elbow up, the tool pointing down 0.13 m over the table in front of the
 #: base; from there the IK finds elbow-up solutions over the table (from an upright arm it
 #: finds the elbow down, through the table)
 UR5_SETTINGS = {"home": (0.0, -0.6, -1.6, -2.5, -1.57, 0.0)}
 
+#: name -> a robot hri ships (``robot.model: NAME``): the one registry of them. A shipped DH
+#: table (the UR-5) is an entry whose file is of that kind in :data:`KINDS`
 SHIPPED: dict[str, Shipped] = {
     "lbr_iisy": Shipped(_asset("lbr_iisy.urdf"), "base_link", "tool0", LBR_IISY_SETTINGS, "lbr-iisy"),
     "panda": Shipped(_pybullet_data("franka_panda/panda.urdf"), "panda_link0", "panda_grasptarget", PANDA_SETTINGS,
                      "panda"),
-    "ur5": Shipped(_shipped_dh("ur5"), "base_link", "tool0", UR5_SETTINGS),
+    "ur5": Shipped(_asset("ur5.yaml"), "base_link", "tool0", UR5_SETTINGS),
 }
+
+
+def shipped_dh_path(name: str) -> Path:
+    """The Denavit–Hartenberg file of the shipped robot ``name`` (``ur5``), from the installed
+    package; HriError when no shipped robot of that name is a DH table."""
+    shipped = SHIPPED.get(name)
+    if shipped is None or not _is_dh(shipped.locate()):
+        tables = [key for key, entry in SHIPPED.items() if _is_dh(entry.locate())]
+        raise HriError(f"no shipped DH robot named {name!r} (shipped: {', '.join(sorted(tables))})")
+    return shipped.locate()
+
+
+def shipped_dh(name: str) -> DhRobot:
+    """The shipped robot ``name`` as its DH table reads (see :func:`shipped_dh_path`)."""
+    return read_dh(shipped_dh_path(name))
+
+
+def _is_dh(path: Path) -> bool:
+    return KINDS.get(model_kind(path) or "") is _dh_file
 
 #: the ``robot.config`` keys with one value per joint, which a model that is not shipped must set
 PER_JOINT = ("home", "max_acceleration", "max_jerk")
@@ -189,6 +199,9 @@ class ArmModel:
     #: ``IDENTIFIER``, ``industrial-robot``, ``robot``
     identifier: str = ""
     dh: DhRobot | None = field(default=None, compare=False)  # the DH table it was built from, as read
+    #: the user's file ``robot.model`` names (a URDF or a DH table), resolved; None for a shipped
+    #: robot. A run folder keeps a copy of it (:mod:`hri.run.run_dir`)
+    file: Path | None = field(default=None, compare=False)
 
     @property
     def joint_count(self) -> int:
@@ -220,13 +233,14 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
     with what is wrong."""
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"must be a shipped robot ({', '.join(SHIPPED)}) or a file, got {spec!r}")
-    shipped = SHIPPED.get(spec)
+    shipped, file = SHIPPED.get(spec), None
     if shipped is not None:
         made = _made(shipped.locate())
         urdf, settings = made.urdf, {**made.settings, **shipped.settings}
         base_link, tool_link = base_link or shipped.base_link, tool_link or shipped.tool_link
     else:
-        made = _made(_model_file(spec, folder))
+        file = _model_file(spec, folder)
+        made = _made(file)
         urdf, settings = made.urdf, made.settings
     model = _read(urdf)
     identifier = (shipped and shipped.identifier) or made.identifier or model.name
@@ -242,7 +256,7 @@ def resolve_model(spec: Any = DEFAULT_MODEL, folder: Path | None = None, base_li
         if len(values) != len(revolute):
             raise ValueError(f"{urdf.name}: {key} has {len(values)} values for {len(revolute)} joints")
     return ArmModel(spec, urdf, base, tool, tuple(joint.name for joint in revolute), model.root, joint_limits,
-                    dict(settings), identifier, made.dh)
+                    dict(settings), identifier, made.dh, file)
 
 
 def _joint_limits(joints: list[JointSpec], urdf: Path, limits: dict[str, Any]) -> tuple[tuple[float, float, float], ...]:

@@ -1,6 +1,7 @@
 """A robot arm from a Denavit-Hartenberg table: its kinematic chain and a PyBullet body that agree.
 
-A DH file (YAML; ``assets/robot/ur5.yaml`` is the shipped UR-5) lists per revolute joint the
+A DH file (YAML; ``assets/robot/ur5.yaml`` is the shipped UR-5, which
+:func:`hri.kinematics.arm_model.shipped_dh` reads) lists per revolute joint the
 standard (distal) DH parameters ``d``, ``a`` (m), ``alpha`` and the ``theta`` offset (rad; a
 number or ``pi``-text such as ``-pi/2``), its limits (``position: [lower, upper]`` rad,
 ``velocity`` rad/s, ``acceleration`` rad/s^2, ``jerk`` rad/s^3; optional ``effort`` N m), the
@@ -33,7 +34,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -49,8 +49,6 @@ from hri.kinematics.chain import Chain
 from hri.kinematics.transforms import PoseLike, matrix_rpy, transform
 from hri.kinematics.urdf import JointSpec
 
-#: the robots shipped as DH files, by the name a scenario gives (``robot.model: ur5``)
-SHIPPED = {"ur5": "ur5.yaml"}
 #: a DH file is read whole; this is far above any table written by hand
 MAX_FILE_BYTES = 1_000_000
 #: how ``hri validate`` tells a DH file: a top-level ``joints`` key (scenarios, trees and clips have none)
@@ -479,17 +477,3 @@ def read_dh(path: str | Path) -> DhRobot:
     payload = r.number(r.required(root, top, "payload_kg", "a DH file"), "payload_kg", least=0.0)
     service = _read_service(r, top["service"][1]) if "service" in top else None
     return DhRobot(name, r.path, base_link, tool_link, payload, *base, table, service)
-
-
-def shipped_dh_path(name: str) -> Path:
-    """The DH file of a shipped robot (``ur5``), from the installed package's assets."""
-    try:
-        file = SHIPPED[name]
-    except KeyError:
-        raise HriError(f"no shipped DH robot named {name!r} (shipped: {', '.join(sorted(SHIPPED))})") from None
-    return Path(str(resources.files("hri.assets") / "robot" / file))
-
-
-def shipped_dh(name: str) -> DhRobot:
-    """The shipped robot ``name`` (see :data:`SHIPPED`)."""
-    return read_dh(shipped_dh_path(name))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from defusedxml import ElementTree
+from defusedxml import DefusedXmlException, ElementTree
 
 from hri.kinematics.transforms import rpy_matrix, transform
 
@@ -141,3 +141,13 @@ def read_urdf(path: str | Path, scale: float = 1.0) -> UrdfModel:
     if len(roots) != 1:
         raise ValueError(f"{path}: expected one root link, found {roots}")
     return UrdfModel(root.get("name", str(path)), roots[0], links, joints)
+
+
+def named_files(data: bytes) -> list[str]:
+    """The files the URDF text ``data`` names besides itself, as written (the ``filename`` of a
+    ``<mesh>``, a ``<texture>``): what PyBullet reads with it. ValueError when it is no XML."""
+    try:
+        root = ElementTree.fromstring(data.rstrip(b"\0\r\n\t "))
+    except (ElementTree.ParseError, DefusedXmlException) as err:
+        raise ValueError(f"not a URDF robot ({err})") from None
+    return [element.get("filename") for element in root.iter() if element.get("filename") is not None]

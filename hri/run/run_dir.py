@@ -10,6 +10,10 @@ directory (``hri run --out DIR``, each run of ``hri batch``) keeps its inputs:
   the originals were relative to each other, so the includes' relative paths still hold;
 * ``inputs/plugins/``: copies of the plug-in files (``.py`` paths, and modules named by an
   importable name that are a single file);
+* ``inputs/robot/``: a copy of the arm's file when ``robot.model`` is the user's own (a URDF,
+  a Denavit–Hartenberg table). A URDF that names other files (meshes, textures: PyBullet would
+  read them from wherever they lie) or is larger than :data:`KEPT_MAX_BYTES` is not copied:
+  the kept scenario names the original by its absolute path, and ``--from`` refuses it;
 * ``manifest.json`` (written last: present means the inputs are complete): where the scenario
   came from, the overrides, seed, duration and ``strict``, and every kept file with its
   SHA-256 and original path.
@@ -40,7 +44,8 @@ from hri.base.files import plain_folder_mode, write_atomic, wrong_kind
 from hri.base.numbers import MAX_DURATION_S, duration_problem
 from hri.base.untrusted import MB, Missing, Unreadable, inside, path_problem, read_inside, regular_size
 from hri.bt.xml_loader import MAX_FILE_BYTES
-from hri.scenario.load import load_scenario
+from hri.scenario.document import Document
+from hri.scenario.load import build_scenario, load_scenario, read_document
 from hri.scenario.model import Scenario
 
 MANIFEST = "manifest.json"
@@ -123,7 +128,40 @@ def _copy_inputs(scenario: Scenario, staging: Path) -> tuple[dict[str, dict[str,
         _copy(source, staging, f"{INPUTS}/trees/{os.path.relpath(source, root)}", files)
     trees = {role: f"{INPUTS}/trees/{os.path.relpath(closure[0], root)}" for role, closure in tree_files.items()}
     plugins = _copy_plugins(scenario, staging, files) if scenario.plugins else None
-    return files, scenario.document.for_run_directory(trees, plugins)
+    return files, scenario.document.for_run_directory(trees, plugins, _copy_model(scenario, staging, files))
+
+
+def _copy_model(scenario: Scenario, staging: Path, files: dict[str, dict[str, str]]) -> str | None:
+    """Copy the user's arm file (``robot.model``, not a shipped robot) to ``inputs/robot/``;
+    what the kept scenario's ``robot.model`` names: the copy, the original's absolute path
+    when it is a URDF that cannot be kept (:func:`_model_problem`), None for a shipped arm."""
+    file = scenario.robot.model.file
+    if file is None:
+        return None
+    if _model_problem(file.name, file.read_bytes()) is not None:
+        return str(file)
+    target = f"{INPUTS}/robot/{file.name}"
+    _copy(str(file), staging, target, files)
+    return target
+
+
+def _model_problem(name: str, data: bytes) -> str | None:
+    """Why the arm file ``name`` holding ``data`` is not kept in a run folder, or None: a URDF
+    that names other files (PyBullet reads them, from wherever they point), or one above
+    :data:`KEPT_MAX_BYTES`. A Denavit–Hartenberg table names none (its reader's cap is below)."""
+    from hri.kinematics.arm_model import model_kind
+    from hri.kinematics.urdf import named_files
+
+    if model_kind(Path(name)) != ".urdf":
+        return None
+    if len(data) > KEPT_MAX_BYTES:
+        return f"is larger than {KEPT_MAX_BYTES // MB} MB, the most a run folder keeps of a file"
+    try:
+        named = named_files(data)
+    except ValueError as err:
+        return str(err)
+    return (f"names files besides itself ({', '.join(_shown(n) for n in named[:3])}"
+            f"{', ...' if len(named) > 3 else ''}), which a run folder does not keep") if named else None
 
 
 def _tree_closure(path: Path) -> list[str]:
@@ -370,9 +408,10 @@ def load_kept_run(path: Path, option: str = "--from", trust_plugins: bool = Fals
                        list(manifest.get("overrides", [])), list(manifest.get("faults", [])),
                        manifest.get("strict", False), manifest.get("rerun_of"))
     shown = str(path.resolve() / SCENARIO)
-    scenario = load_scenario(shown, check_trees=False)
-    _check_kept_model(path, scenario, option)
-    used = _kept_inputs(path, scenario, manifest["files"], option)
+    document = read_document(Path(shown), shown)
+    model = _kept_model(path, document, manifest["files"], option)
+    scenario = build_scenario(document, shown)
+    used = _kept_inputs(path, scenario, manifest["files"], option) | ({model} if model else set())
     unused = sorted(set(manifest["files"]) - used - {SCENARIO})
     if unused:
         raise HriError(f"{option} {path}: {MANIFEST} lists {unused[0]}, which the kept scenario does not use")
@@ -386,15 +425,30 @@ def load_kept_run(path: Path, option: str = "--from", trust_plugins: bool = Fals
     return KeptRun(path, scenario, record)
 
 
-def _check_kept_model(path: Path, scenario: Scenario, option: str) -> None:
-    """The kept scenario's arm is a shipped one: a run folder does not keep a robot model file
-    (nor its meshes), and one found outside it need not be the file the run had."""
+def _kept_model(path: Path, document: Document, files: dict[str, Any], option: str) -> str | None:
+    """The manifest entry of the arm file the kept scenario's ``robot.model`` names, checked
+    before the scenario's loader reads it: None for a shipped arm (or a value the loader
+    refuses); else a copy inside ``path`` that the manifest lists (so :func:`check_copies`
+    has held it to its size cap and SHA-256) and that :func:`_model_problem` keeps."""
     from hri.kinematics.arm_model import SHIPPED
 
-    model = scenario.robot.model
-    if model.name not in SHIPPED:
-        raise HriError(f"{option} {path}: {SCENARIO}: robot.model {model.name!r} is a file, which a run folder "
-                       "does not keep (the one found need not be the run's): run its scenario file again instead")
+    robot = document.data.get("robot")
+    spec = robot.get("model") if isinstance(robot, dict) else None
+    if not isinstance(spec, str) or spec in SHIPPED:
+        return None
+    listed = {os.path.normpath(key): key for key in files}
+    if path_problem(spec) is not None or os.path.normpath(spec) not in listed:
+        raise HriError(f"{option} {path}: {SCENARIO}: robot.model {_shown(spec)} is not kept in the run folder "
+                       f"(a run keeps a copy of the arm's file in {INPUTS}/robot/, but not of a URDF that names mesh "
+                       "files): run its scenario file again instead")
+    key = listed[os.path.normpath(spec)]
+    try:
+        problem = _model_problem(key, read_inside(path, key, KEPT_MAX_BYTES))
+    except Unreadable as err:  # read and hashed a moment ago: changed since
+        raise HriError(f"{option} {path}: {path / key} {err}") from None
+    if problem is not None:
+        raise HriError(f"{option} {path}: {key} {problem}")
+    return key
 
 
 def _kept_inputs(path: Path, scenario: Scenario, files: dict[str, Any], option: str) -> set[str]:

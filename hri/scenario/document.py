@@ -56,10 +56,12 @@ class Document:
         data["faults"] = list(self.data.get("faults") or []) + list(specs)
         return Document(self.path, data, self.lines, self.overrides)
 
-    def for_run_directory(self, trees: dict[str, str], plugins: list[str] | None) -> dict:
-        """A copy of the values with the tree files and (when given) the plug-ins replaced by
-        the copies a run directory keeps."""
+    def for_run_directory(self, trees: dict[str, str], plugins: list[str] | None, model: str | None = None) -> dict:
+        """A copy of the values with the tree files and (when given) the plug-ins and the arm's
+        file (``robot.model``) replaced by the copies a run directory keeps."""
         data = copy.deepcopy(self.data)
+        if model is not None:
+            data["robot"]["model"] = model
         people = {person.get("name"): person for person in data.get("people") or [] if isinstance(person, dict)}
         for role, path in trees.items():  # a person of ``people`` names their tree in the entry
             if role in people and role not in data["trees"]:

@@ -221,14 +221,20 @@ def load_scenario(name_or_path: str, overrides: list[str] | None = None, check_t
     (:func:`hri.scenario.trees.validate_trees`), so a run fails before the simulation starts."""
     path = resolve_scenario_path(name_or_path)
     shown = name_or_path if not (name_or_path in PRESETS) else str(path)
-    data, lines = _load_with_lines(_read_scenario(path, shown), shown)
-    keys = [apply_override(data, assignment, lines) for assignment in overrides or []]
-    scenario = build_scenario(Document(path, data, lines, keys), shown)
+    scenario = build_scenario(read_document(path, shown, overrides), shown)
     if check_trees:
         from hri.scenario.trees import validate_trees
 
         validate_trees(scenario, shown)
     return scenario
+
+
+def read_document(path: Path, shown: str, overrides: list[str] | None = None) -> Document:
+    """The scenario file ``path`` as a document, ``overrides`` applied, not yet checked or
+    built (:func:`build_scenario`); ``shown`` names the file in messages."""
+    data, lines = _load_with_lines(_read_scenario(path, shown), shown)
+    keys = [apply_override(data, assignment, lines) for assignment in overrides or []]
+    return Document(path, data, lines, keys)
 
 
 MAX_SCENARIO_BYTES = 1024 * 1024
