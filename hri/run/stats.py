@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from hri.actor.yielding import YieldCounts
 from hri.base.files import Spool, write_atomic
 from hri.workcell.layout import PartsSettings
 
@@ -90,6 +91,8 @@ class PersonStats:
     safety_violations: int = 0
     # time within Hall's distances of the robot (hri.run.monitor.PROXEMICS), by the separation
     proxemic_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in PROXEMIC_ZONES})
+    # giving way to other people on the way (hri.actor.yielding.YieldCounts)
+    yields: dict[str, float | int] = field(default_factory=lambda: YieldCounts().as_dict())
 
     def count_action(self, fields: dict[str, Any]) -> None:
         """A finished action of this person's (``person_action_finished``)."""
@@ -111,6 +114,7 @@ class PersonStats:
             "person_action_failures": _most_frequent(self.person_action_failures),
             "safety_violations": self.safety_violations,
             "proxemic_time_s": {k: round(v, 6) for k, v in self.proxemic_time_s.items()},
+            "yields": dict(self.yields),
         }
 
 
