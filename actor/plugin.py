@@ -36,6 +36,7 @@ import copy
 import math
 
 import numpy as np
+from shapely.geometry import box
 
 from hri.actor.animation import Clip, ClipLibrary
 from hri.actor.body import HumanoidBody, clip_speeds
@@ -46,7 +47,7 @@ from hri.actor.pose import BodyPose
 from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorFailure, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
-from hri.actor.yielding import LOOKAHEAD_M, Decision, Neighbour, Yielding, clip_path
+from hri.actor.yielding import LOOKAHEAD_M, PASSING_DISTANCE_M, Decision, Neighbour, Yielding, clip_path
 from hri.base.geometry import Pose
 
 
@@ -59,12 +60,14 @@ class ActorPlugin(SafetyLookahead):
     not walked to. ``blend_time``: cross-fade (s) between poses of successive activities.
     ``walking_area``: walk around its obstacles; without one, straight to the target.
     ``yielding``: give way to other people on the way (:mod:`hri.actor.yielding`).
+    ``body_scale``: the body's height as a multiple of :data:`~hri.actor.body.BODY_HEIGHT_M`.
     """
 
     def __init__(self, client: int, clips: ClipLibrary, start_pose: Pose, endpoint,
                  walk_speed: float | None = None, turn_rate: float = 2.5,
                  min_distance: float = 0.05, blend_time: float = 0.25,
-                 walking_area: WalkingArea | None = None, yielding: Yielding | None = None):
+                 walking_area: WalkingArea | None = None, yielding: Yielding | None = None,
+                 body_scale: float = 1.0):
         if turn_rate <= 0.0:
             raise ValueError("turn_rate must be positive")
         if walk_speed is not None and walk_speed <= 0.0:
@@ -81,7 +84,7 @@ class ActorPlugin(SafetyLookahead):
         self._waiting = False  # a walk paused for another person (yielding)
         self._walk_asked: tuple | None = None  # the movement's (target, stride, speed): a new way keeps them
         self.state = ActorState.SETUP
-        self._body = HumanoidBody(client)
+        self._body = HumanoidBody(client, body_scale)
         self._rest = clips.rest_pose()
         self._poses = Poses(clips.walk, self._rest)
         self._roots = Roots(clips.walk, self._rest)
@@ -104,6 +107,9 @@ class ActorPlugin(SafetyLookahead):
         self._idle_target: BodyPose | None = None
         # how fast each clip moves the body, measured once per clip and process
         self._clip_top_speed, self._walk_top_speed = clip_speeds(clips)
+        if body_scale != 1.0:  # every point of a scaled body moves the scaled way in the same time
+            self._clip_top_speed = {name: body_scale * v for name, v in self._clip_top_speed.items()}
+            self._walk_top_speed *= body_scale
         self._movement_bound = TOP_SPEED_M_S  # speed_bound() while moving: set by each movement
         self._apply()
 
@@ -342,22 +348,14 @@ class ActorPlugin(SafetyLookahead):
         """The rest of the movement planned anew from where the person stands, around the
         standing people ``around`` (each a square that the walk's clearance grows to
         :data:`~hri.actor.yielding.PASSING_DISTANCE_M` from them)."""
-        from shapely.geometry import box
-
-        from hri.actor.yielding import PASSING_DISTANCE_M
-
         s = self._motion
         clearance = self.walking_area.clearance if self.walking_area is not None else 0.0
         half = max(PASSING_DISTANCE_M - clearance, 0.05)
         avoid = [box(o.xy[0] - half, o.xy[1] - half, o.xy[0] + half, o.xy[1] + half) for o in around]
         done = s.legs_done + s.elapsed
-        xy, heading = s.xy, s.heading
-        legs = self._plan(*self._walk_asked, avoid=avoid)
-        # the first leg turns from where the person faces now
-        self._legs = legs
-        self._move_total_s = done + sum(leg.duration for leg in legs)
+        self._legs = self._plan(*self._walk_asked, avoid=avoid)  # its first leg turns from where they face
+        self._move_total_s = done + sum(leg.duration for leg in self._legs)
         s.leg, s.legs_done, s.elapsed, s.segment = 0, done, 0.0, -1
-        s.xy, s.heading = xy, heading
         s.start_blend()
 
     def _give_up(self) -> None:

@@ -145,3 +145,26 @@ def test_an_hour_of_two_people_has_no_contact():
     assert stats["complete"] and stats["person_contacts"] == 0 and stats["safety_violations"] == 0, stats
     assert all(person["yields"]["gave_up"] == 0 for person in stats["people"].values()), stats["people"]
     assert sum(person["yields"]["waits"] + person["yields"]["replans"] for person in stats["people"].values()) > 0
+
+
+def test_a_person_walks_at_their_walking_speed(tmp_path):
+    """``walking_speed_mps`` of a person in ``people:`` sets how fast they walk; the others
+    keep the walk clip's pace at their stride (mutation: a run that ignores the key fails)."""
+    for name in ("corridor_east.xml", "corridor_west.xml"):
+        (tmp_path / name).write_text((CORRIDOR.parent / name).read_text())
+    text = CORRIDOR.read_text().replace("../../../trees/", str(CORRIDOR.parents[3] / "trees") + "/")
+    text = text.replace("    walk_stride_m: 1.239\n  - name: west", "    walk_stride_m: 1.239\n    walking_speed_mps: 1.6\n"
+                        "  - name: west", 1)
+    (tmp_path / "corridor.yaml").write_text(text)
+    scenario = load_scenario(str(tmp_path / "corridor.yaml"))
+    assert [person.walking_speed_mps for person in scenario.people] == [1.6, None]
+    with Simulation(scenario, seed=1) as sim:
+        at = {}
+        for k in range(int(1.0 / sim.dt) + 1):
+            sim.step()
+            if k in (int(0.5 / sim.dt), int(1.0 / sim.dt)):
+                at[k] = [person.plugin._motion.xy[0] for person in sim.people]
+        (east0, west0), (east1, west1) = at.values()
+        assert east1 - east0 == pytest.approx(0.8, abs=0.01)  # 1.6 m/s for half a second
+        natural = sim.people[1].plugin.clips.walk.duration
+        assert west0 - west1 == pytest.approx(0.5 * 1.239 / natural, abs=0.01)

@@ -28,6 +28,7 @@ import pybullet as p
 from shapely.geometry import LineString, Point, box
 
 from hri.actor.animation import ClipLibrary
+from hri.actor.body import BODY_HEIGHT_M
 from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
 from hri.actor.route import WalkingArea
@@ -333,7 +334,8 @@ class Simulation:
         figures = PersonStats() if several else self.stats
         yielding = Yielding(person.name, index, lambda: self._neighbours(index), self._yield_event) if several else None
         plugin = ActorPlugin(self.client, ClipLibrary.default(), person.start, link.plugin_endpoint(),
-                             walking_area=walking_area, yielding=yielding)
+                             walk_speed=person.walking_speed_mps, walking_area=walking_area, yielding=yielding,
+                             body_scale=1.0 if person.height_m is None else person.height_m / BODY_HEIGHT_M)
         if several:
             self.stats.people = {**(self.stats.people or {}), person.name: figures}
         return PersonRun(person, link, plugin, ActorServer(link.server_endpoint()), figures)
