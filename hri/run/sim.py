@@ -323,7 +323,8 @@ class Simulation:
 
     def _start_person(self, index: int, person: PersonSetup) -> PersonRun:
         """A person's actor on queues of their own, walking around the furniture, the arm and,
-        with several people, the others where they stand when a walk starts."""
+        with several people, the others (where they stand when a walk starts, and giving way
+        to them on the way), at their walking speed, as tall as they are."""
         scenario = self.scenario
         several = scenario.several
         link = ActorLink(self.queues, person=person.name if several else None)
@@ -349,9 +350,9 @@ class Simulation:
         self.events.emit(t, event, **fields)
 
     def _others_footprints(self, index: int) -> list:
-        """What a walk of person ``index`` goes around: each other person where they stand and,
-        while they walk, the rest of their walk, ``PERSON_FOOTPRINT_M`` either side (the one who
-        starts later gives way; where neither can, the monitor counts a contact)."""
+        """What a walk of person ``index`` goes around when it starts: each other person where
+        they stand and, while they walk, the rest of their walk, ``PERSON_FOOTPRINT_M`` either
+        side (the one who starts later gives way; on the way, :mod:`hri.actor.yielding`)."""
         shapes = []
         for i, person in enumerate(self.people):
             if i != index:
