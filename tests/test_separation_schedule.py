@@ -147,7 +147,7 @@ def test_a_tall_fast_person_stays_within_the_bounds_of_their_scaled_body(monkeyp
     scale = 2.1 / actor_body.BODY_HEIGHT_M
     scenario = load_scenario("coexistence", ["person.height_m=2.1", "person.walking_speed_mps=2.0",
                                              f"person.walk_stride_m={1.239 * scale}"])
-    frames, intervals, dt = _posings(scenario, monkeypatch, 30.0)
+    frames, intervals, dt = _posings(scenario, monkeypatch, 12.0)
     assert frames.body.scale == scale
     fastest = max(moved / (steps * dt) for moved, steps, _allowed in intervals)
     assert fastest > PERSON_MAX_SPEED_M_S, "the tall fast walk outruns the default body's top speed"
