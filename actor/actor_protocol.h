@@ -50,7 +50,8 @@ enum hri_actor_failure {
     HRI_FAILURE_NOT_AN_ANIMATION = 2,  /* the walk cycle asked as an animation in place */
     HRI_FAILURE_INVALID_SPEED = 3,     /* animation speed not positive or not finite */
     HRI_FAILURE_NOT_WALK_CYCLE = 4,    /* a movement with another clip than the walk cycle */
-    HRI_FAILURE_INVALID_STATE = 5      /* an action to enter SETUP */
+    HRI_FAILURE_INVALID_STATE = 5,     /* an action to enter SETUP */
+    HRI_FAILURE_BLOCKED = 6            /* a walk given up on the way: another person in the way */
 };
 
 /* Server -> plugin: the state to enter and what to do in it. 336 bytes. */

@@ -3,7 +3,9 @@
 It collides with nothing (group 0, mask 0) but ``getClosestPoints`` against it still works;
 its joint motors are switched off, so posing it is all it costs the physics step. Where its
 right hand is comes from the shared kinematics core (:mod:`hri.kinematics`) on the same
-URDF's arm chain, fed with the pose the body was given.
+URDF's arm chain, fed with the pose the body was given. A body of another height is the same
+humanoid scaled (``scale``): its links, collision shapes and hand chain, and the pelvis offsets
+of every pose, so that the same joint angles put its feet on the floor.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def pelvis_position(root: list[float], x: float, y: float, heading: float) -> tu
 _CHEST, _SHOULDER, _ELBOW = BALL_JOINTS.index("chest"), BALL_JOINTS.index("right_shoulder"), HINGE_JOINTS.index("right_elbow")
 
 
+#: the standing height (m) of the humanoid at scale 1, head to sole in the rest pose
+BODY_HEIGHT_M = 1.619
 FASTEST_POINT_MARGIN = 1.1  # a posing between two of a clip's samples, interpolated, moves a little unevenly
 _FASTEST_POINT: dict = {}  # (clip, travel speed) -> m/s (HumanoidBody.fastest_point)
 
@@ -59,13 +63,15 @@ def _reach_from_centre(client: int, body: int, link: int) -> float:
 
 
 class HumanoidBody:
-    """The humanoid loaded kinematically into one PyBullet client."""
+    """The humanoid loaded kinematically into one PyBullet client, ``scale`` times
+    :data:`BODY_HEIGHT_M` tall."""
 
-    def __init__(self, client: int):
+    def __init__(self, client: int, scale: float = 1.0):
         self.client = client
+        self.scale = float(scale)
         with c_output_silenced():  # the URDF lacks joint axes for ball joints: harmless warnings
             self.body_id = pybullet.loadURDF(
-                str(data_path(URDF_PATH)), [0, 0, 0], [0, 0, 0, 1], globalScaling=SCALE,
+                str(data_path(URDF_PATH)), [0, 0, 0], [0, 0, 0, 1], globalScaling=SCALE * self.scale,
                 useFixedBase=True, flags=pybullet.URDF_MAINTAIN_LINK_ORDER, physicsClientId=client)
         self.joint_index: dict[str, int] = {}
         for j in range(pybullet.getNumJoints(self.body_id, physicsClientId=client)):
@@ -80,7 +86,7 @@ class HumanoidBody:
         self._indices = ([self.joint_index[n] for n in BALL_JOINTS]
                          + [self.joint_index[n] for n in HINGE_JOINTS])
         self._ankles = [self.joint_index["left_ankle"], self.joint_index["right_ankle"]]
-        self.arm = Chain.from_urdf(data_path(URDF_PATH), "base", HAND_LINK, scale=SCALE)
+        self.arm = Chain.from_urdf(data_path(URDF_PATH), "base", HAND_LINK, scale=SCALE * self.scale)
         self._pose = BodyPose.rest()
         self._base = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
         self._hand: tuple | None = None  # hand_pose of the current posing, once asked
@@ -115,7 +121,7 @@ class HumanoidBody:
         NumPy: this runs whenever the person is posed, and small-array NumPy calls cost more
         than the arithmetic.
         """
-        position = pelvis_position(pose.root.tolist(), x, y, heading)
+        position = pelvis_position(self.scaled(pose.root.tolist()), x, y, heading)
         half = 0.5 * heading
         orientation = _qmul(_qmul((0.0, 0.0, math.sin(half), math.cos(half)), pose.root_rotation.tolist()),
                             _MODEL_TO_WORLD)
@@ -128,6 +134,11 @@ class HumanoidBody:
         self._pose = pose
         self._hand = None
         return position, orientation
+
+    def scaled(self, root: list[float]) -> list[float]:
+        """A pose's pelvis offset for this body (the clips' are the body's at scale 1)."""
+        scale = self.scale
+        return root if scale == 1.0 else [scale * v for v in root]
 
     def hand_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
         """The right hand's frame (the ``right_wrist`` link) in the world: position and
@@ -148,7 +159,7 @@ class HumanoidBody:
         out = []
         for state in states:
             pos, orn = np.array(state[4]), np.array(state[5])
-            out.append(pos + qrotate(orn, FOOT_SOLE))
+            out.append(pos + qrotate(orn, self.scale * FOOT_SOLE))
         return out[0], out[1]
 
     # ------------------------------------------------------------------ how fast it moves

@@ -44,7 +44,7 @@ class SafetyLookahead:
         if ahead is None:
             return self.pose
         x, y, heading, root = ahead
-        px, py, pz = pelvis_position(root, x, y, heading)
+        px, py, pz = pelvis_position(self._body.scaled(root), x, y, heading)
         return Pose(px, py, pz, 0.0, 0.0, math.sin(heading / 2.0), math.cos(heading / 2.0))
 
     def pelvis_xy_at(self, t: float) -> tuple[float, float]:
@@ -54,6 +54,9 @@ class SafetyLookahead:
             pose = self.pose
             return pose.x, pose.y
         x, y, heading, (rx, ry, _rz) = ahead
+        scale = self._body.scale
+        if scale != 1.0:  # HumanoidBody.scaled, inline: this runs every physics step
+            rx, ry = scale * rx, scale * ry
         c, s = math.cos(heading), math.sin(heading)
         return x + c * rx - s * ry, y + s * rx + c * ry
 
@@ -96,7 +99,8 @@ class SafetyLookahead:
         blends of a movement)."""
         walk = self.clips.walk
         r = speed * walk.duration / stride
-        return max(TOP_SPEED_M_S, r * self._walk_top_speed + abs(speed - r * walk.natural_speed))
+        natural = walk.natural_speed * self._body.scale  # the poses' own travel, as tall as the body
+        return max(TOP_SPEED_M_S, r * self._walk_top_speed + abs(speed - r * natural))
 
     def _root_of(self, pose: BodyPose) -> list[float]:
         """``pose.root`` as plain floats, made once per pose: asked every step between posings,

@@ -12,6 +12,11 @@ States (:class:`~hri.actor.protocol.ActorState`):
   robot arm: one leg per corner of the route, turning in place at each corner.
 * ANIMATION: play a named clip in place at ``animation_speed``; IDLE when it has played through.
 
+With a :class:`~hri.actor.yielding.Yielding` (several people), a walking person decides after
+each step whether to go on, wait (the walk pauses, the body blends into the rest pose and
+back) or walk around someone standing in the way (the rest of the movement planned anew from
+where they are); a wait that lasts too long ends the walk, failed as ``BLOCKED``.
+
 Messages come from ``endpoint.receive()`` (drained every step), feedback goes to
 ``endpoint.send()``: on every state change, and every step while in MOVEMENT or ANIMATION.
 Where the person is in what it does (:class:`Motion`) moves on in one piece of code for both
@@ -31,6 +36,7 @@ import copy
 import math
 
 import numpy as np
+from shapely.geometry import box
 
 from hri.actor.animation import Clip, ClipLibrary
 from hri.actor.body import HumanoidBody, clip_speeds
@@ -41,6 +47,7 @@ from hri.actor.pose import BodyPose
 from hri.actor.quaternions import smoothstep, wrap_angle
 from hri.actor.protocol import ActionMessage, ActorFailure, ActorState, FeedbackMessage
 from hri.actor.route import WalkingArea
+from hri.actor.yielding import LOOKAHEAD_M, PASSING_DISTANCE_M, Decision, Neighbour, Yielding, clip_path
 from hri.base.geometry import Pose
 
 
@@ -52,12 +59,15 @@ class ActorPlugin(SafetyLookahead):
     ``turn_rate``: rad/s when turning in place. ``min_distance``: targets closer than this are
     not walked to. ``blend_time``: cross-fade (s) between poses of successive activities.
     ``walking_area``: walk around its obstacles; without one, straight to the target.
+    ``yielding``: give way to other people on the way (:mod:`hri.actor.yielding`).
+    ``body_scale``: the body's height as a multiple of :data:`~hri.actor.body.BODY_HEIGHT_M`.
     """
 
     def __init__(self, client: int, clips: ClipLibrary, start_pose: Pose, endpoint,
                  walk_speed: float | None = None, turn_rate: float = 2.5,
                  min_distance: float = 0.05, blend_time: float = 0.25,
-                 walking_area: WalkingArea | None = None):
+                 walking_area: WalkingArea | None = None, yielding: Yielding | None = None,
+                 body_scale: float = 1.0):
         if turn_rate <= 0.0:
             raise ValueError("turn_rate must be positive")
         if walk_speed is not None and walk_speed <= 0.0:
@@ -70,8 +80,11 @@ class ActorPlugin(SafetyLookahead):
         self.min_distance = float(min_distance)
         self.blend_time = float(blend_time)
         self.walking_area = walking_area
+        self.yielding = yielding
+        self._waiting = False  # a walk paused for another person (yielding)
+        self._walk_asked: tuple | None = None  # the movement's (target, stride, speed): a new way keeps them
         self.state = ActorState.SETUP
-        self._body = HumanoidBody(client)
+        self._body = HumanoidBody(client, body_scale)
         self._rest = clips.rest_pose()
         self._poses = Poses(clips.walk, self._rest)
         self._roots = Roots(clips.walk, self._rest)
@@ -94,6 +107,9 @@ class ActorPlugin(SafetyLookahead):
         self._idle_target: BodyPose | None = None
         # how fast each clip moves the body, measured once per clip and process
         self._clip_top_speed, self._walk_top_speed = clip_speeds(clips)
+        if body_scale != 1.0:  # every point of a scaled body moves the scaled way in the same time
+            self._clip_top_speed = {name: body_scale * v for name, v in self._clip_top_speed.items()}
+            self._walk_top_speed *= body_scale
         self._movement_bound = TOP_SPEED_M_S  # speed_bound() while moving: set by each movement
         self._apply()
 
@@ -158,6 +174,8 @@ class ActorPlugin(SafetyLookahead):
         else:
             self._advance(gap + dt)
         self._state_time = sim_time + dt
+        if self.yielding is not None and self.state == ActorState.MOVEMENT:
+            self._give_way(sim_time + dt)
         self._apply()
         if self.state in (ActorState.MOVEMENT, ActorState.ANIMATION):
             self._feedback()
@@ -225,6 +243,7 @@ class ActorPlugin(SafetyLookahead):
 
     def _handle(self, message: ActionMessage) -> None:
         self._failure = ActorFailure.NONE
+        self._stop_waiting()
         if message.state == ActorState.IDLE:  # cancel
             self._sequence = message.sequence
             was_walking = self.state == ActorState.MOVEMENT
@@ -251,7 +270,8 @@ class ActorPlugin(SafetyLookahead):
                 return
             self._sequence = message.sequence
             self._clip = None
-            self._legs = self._plan(message)
+            self._walk_asked = self._asked(message)
+            self._legs = self._plan(*self._walk_asked)
             self._movement_bound = self._walking_bound(self._legs[0].stride, self._legs[0].speed)
             self._move_total_s = sum(leg.duration for leg in self._legs)
             now = self._motion
@@ -281,16 +301,92 @@ class ActorPlugin(SafetyLookahead):
         ahead = [leg.start_xy + leg.distance * leg.direction for leg in self._legs[self._motion.leg:]]
         return [here, *((float(x), float(y)) for x, y in ahead)]
 
-    def _plan(self, message: ActionMessage) -> list[Leg]:
-        """The legs of a movement: one per corner of the route to the target."""
+    def neighbour(self, name: str, rank: int) -> Neighbour:
+        """This person as another walking person sees them (:class:`~hri.actor.yielding.Neighbour`)."""
+        here = (float(self._motion.xy[0]), float(self._motion.xy[1]))
+        stretch = () if self._waiting or self.state is not ActorState.MOVEMENT else self.stretch_ahead()
+        return Neighbour(name, rank, here, len(stretch) >= 2, stretch)
+
+    def stretch_ahead(self, length: float = LOOKAHEAD_M) -> tuple[tuple[float, float], ...]:
+        """The next ``length`` metres of the walk from where the person stands (empty when no
+        walk is left: turning at its end, settling, or not walking)."""
+        s = self._motion
+        legs = self._legs[s.leg:]
+        if not legs or (s.elapsed >= legs[0].ends[1] and len(legs) == 1):
+            return ()
+        here = (float(s.xy[0]), float(s.xy[1]))
+        ends = [tuple(map(float, leg.start_xy + leg.distance * leg.direction)) for leg in legs]
+        if s.elapsed >= legs[0].ends[1]:
+            ends = ends[1:]  # this leg walked: turning towards the next
+        return clip_path([here, *ends], length)
+
+    def _give_way(self, t: float) -> None:
+        """After a step of a walk: go on, wait, or walk around who stands in the way
+        (:meth:`Yielding.decide <hri.actor.yielding.Yielding.decide>`)."""
+        y = self.yielding
+        here = (float(self._motion.xy[0]), float(self._motion.xy[1]))
+        decision, whom = y.decide(t, here, self.stretch_ahead())
+        if decision is Decision.REPLAN:
+            self._replan(whom)
+            y.replanned(t, whom)
+            decision, whom = y.decide(t, here, self.stretch_ahead())
+            if decision is Decision.REPLAN:  # the new way still passes them
+                decision = Decision.WAIT
+        if decision is Decision.GO:
+            y.going(t)
+            if self._waiting:
+                self._waiting = False
+                self._motion.start_blend()
+            return
+        if not y.waiting(t, whom):
+            self._give_up()
+        elif not self._waiting:
+            self._waiting = True
+            self._motion.start_blend()
+
+    def _replan(self, around: list[Neighbour]) -> None:
+        """The rest of the movement planned anew from where the person stands, around the
+        standing people ``around`` (each a square that the walk's clearance grows to
+        :data:`~hri.actor.yielding.PASSING_DISTANCE_M` from them)."""
+        s = self._motion
+        clearance = self.walking_area.clearance if self.walking_area is not None else 0.0
+        half = max(PASSING_DISTANCE_M - clearance, 0.05)
+        avoid = [box(o.xy[0] - half, o.xy[1] - half, o.xy[0] + half, o.xy[1] + half) for o in around]
+        done = s.legs_done + s.elapsed
+        self._legs = self._plan(*self._walk_asked, avoid=avoid)  # its first leg turns from where they face
+        self._move_total_s = done + sum(leg.duration for leg in self._legs)
+        s.leg, s.legs_done, s.elapsed, s.segment = 0, done, 0.0, -1
+        s.start_blend()
+
+    def _give_up(self) -> None:
+        """The wait has lasted too long: the walk ends where the person stands, failed as BLOCKED."""
+        self._stop_waiting()
+        self._legs = []
+        self._idle_target = self._rest
+        self._motion.start_blend()
+        self._failure = ActorFailure.BLOCKED
+        self._enter(ActorState.IDLE, progress=self._progress)
+
+    def _stop_waiting(self) -> None:
+        if self._waiting:
+            self._waiting = False
+            self._motion.start_blend()
+        if self.yielding is not None:
+            self.yielding.clear()
+
+    def _asked(self, message: ActionMessage) -> tuple[Pose, float, float]:
+        """A movement's target, metres per walk cycle and speed (m/s)."""
         walk = self.clips.walk
-        target = message.target
         stride = message.animation_speed if message.animation_speed > 0.0 else walk.stride
-        speed = self.walk_speed or stride / walk.duration
+        return message.target, stride, self.walk_speed or stride / walk.duration
+
+    def _plan(self, target: Pose, stride: float, speed: float, avoid: list | None = None) -> list[Leg]:
+        """The legs of a movement: one per corner of the route to the target (around
+        ``avoid`` instead of the walking area's other people, for a new way on the walk)."""
         goal = (float(target.x), float(target.y))
         here = self._motion.xy
         far = math.dist(goal, here) > self.min_distance
-        corners = self.walking_area.route(here, goal) \
+        corners = self.walking_area.route(here, goal, avoid) \
             if far and self.walking_area is not None else [goal]
         legs: list[Leg] = []
         xy, heading = np.array(here), self._motion.heading
@@ -324,6 +420,7 @@ class ActorPlugin(SafetyLookahead):
         now = self._motion
         if self._walk(now, self._poses, dt):
             self._legs = []
+            self._stop_waiting()
             self._idle_target = self._rest
             self._apply()
             self._enter(ActorState.IDLE, progress=1.0)
@@ -333,7 +430,11 @@ class ActorPlugin(SafetyLookahead):
 
     def _walk(self, s: Motion[T], shows: Shows[T], dt: float) -> bool:
         """Advance ``s`` by ``dt`` through the movement's segments and legs, showing ``shows``;
-        True when the movement has ended (``s`` shows the rest pose, no blend)."""
+        True when the movement has ended (``s`` shows the rest pose, no blend). Paused for
+        another person (:meth:`_give_way`), it stands where it is, blending into the rest pose."""
+        if self._waiting:
+            self._show(s, shows, shows.rest, dt)
+            return False
         dt = self._finish_segments(s, shows, dt)
         legs, t = self._legs, s.elapsed + dt
         while t >= legs[s.leg].duration and s.leg + 1 < len(legs):

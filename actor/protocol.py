@@ -45,7 +45,8 @@ class ActorState(enum.IntEnum):
 
 
 class ActorFailure(enum.IntEnum):
-    """Why the plugin answered an action with IDLE at progress 0 (``failure`` of a feedback).
+    """Why the plugin answered an action with IDLE at progress 0, or gave a walk up on the way
+    (``BLOCKED``, at the progress it had): ``failure`` of a feedback.
 
     A reader that does not know a code takes it as :attr:`NONE`: no reason given.
     """
@@ -56,6 +57,7 @@ class ActorFailure(enum.IntEnum):
     INVALID_SPEED = 3  # animation speed not positive or not finite
     NOT_WALK_CYCLE = 4  # a movement with another clip than the walk cycle
     INVALID_STATE = 5  # an action to enter SETUP
+    BLOCKED = 6  # a walk given up where it stood: another person in the way (hri.actor.yielding)
 
     @property
     def reason(self) -> str:

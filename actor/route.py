@@ -39,22 +39,27 @@ class WalkingArea:
 
     ``room``: the floor polygon; ``obstacles``: footprints that do not move; ``moving``: a
     function giving the footprints of what may have moved (asked at every :meth:`route`);
-    ``clearance``: how far the walk keeps from every obstacle (m).
+    ``clearance``: how far the walk keeps from every obstacle (m); ``people``: a function
+    giving the footprints of other people a walk goes around when it starts (asked at every
+    :meth:`route` not given others to avoid).
     """
 
     def __init__(self, room: Polygon, obstacles: Iterable[Polygon] = (),
                  moving: Callable[[], Sequence[Polygon]] | None = None,
-                 clearance: float = CLEARANCE_M) -> None:
+                 clearance: float = CLEARANCE_M,
+                 people: Callable[[], Sequence[Polygon]] | None = None) -> None:
         if not clearance >= 0.0:
             raise ValueError("clearance must be >= 0")
         self.room = room
         self.obstacles = list(obstacles)
         self.moving = moving
         self.clearance = float(clearance)
+        self.people = people
 
-    def route(self, start: Point2, goal: Point2) -> list[Point2]:
-        """The corners of the shortest walk from ``start`` to ``goal``, ending with ``goal``."""
-        grown = self._grown(start, goal)
+    def route(self, start: Point2, goal: Point2, avoid: Sequence[Polygon] | None = None) -> list[Point2]:
+        """The corners of the shortest walk from ``start`` to ``goal``, ending with ``goal``;
+        around ``avoid`` instead of :attr:`people` when given (a new way on a walk)."""
+        grown = self._grown(start, goal, avoid)
         direct = LineString([start, goal])
         if not grown or start == goal or not any(g.intersects(direct) for g in grown):
             return [goal]
@@ -65,12 +70,13 @@ class WalkingArea:
         return [nodes[i] for i in path[1:]] if path else [goal]
 
     # ------------------------------------------------------------------ geometry
-    def _grown(self, start: Point2, goal: Point2) -> list[Polygon]:
+    def _grown(self, start: Point2, goal: Point2, avoid: Sequence[Polygon] | None) -> list[Polygon]:
         """Each obstacle grown by the clearance, or less where the start or the goal is nearer."""
         moving = list(self.moving()) if self.moving is not None else []
+        people = list(avoid) if avoid is not None else list(self.people()) if self.people is not None else []
         ends = (Point(start), Point(goal))
         grown = []
-        for shape in (*self.obstacles, *moving):
+        for shape in (*self.obstacles, *moving, *people):
             nearest = min(shape.distance(end) for end in ends)
             if nearest <= 0.0:
                 continue  # the walk starts or ends on it: nothing to walk around

@@ -174,4 +174,5 @@ _FAILURE_TEXT = {
     ActorFailure.INVALID_SPEED.reason: "the speed of {name!r} is not a positive number",
     ActorFailure.NOT_WALK_CYCLE.reason: "the person walks with the 'walk' cycle only, got {name!r}",
     ActorFailure.INVALID_STATE.reason: "the actor plugin was asked for a state that is no action",
+    ActorFailure.BLOCKED.reason: "another person stood in the way too long: the walk was given up",
 }

@@ -81,9 +81,10 @@ int main(int argc, char **argv) {
     printf("enum SETUP %d\nenum IDLE %d\nenum MOVEMENT %d\nenum ANIMATION %d\n",
            HRI_ACTOR_SETUP, HRI_ACTOR_IDLE, HRI_ACTOR_MOVEMENT, HRI_ACTOR_ANIMATION);
     printf("failure NONE %d\nfailure UNKNOWN_ANIMATION %d\nfailure NOT_AN_ANIMATION %d\n"
-           "failure INVALID_SPEED %d\nfailure NOT_WALK_CYCLE %d\nfailure INVALID_STATE %d\n",
+           "failure INVALID_SPEED %d\nfailure NOT_WALK_CYCLE %d\nfailure INVALID_STATE %d\nfailure BLOCKED %d\n",
            HRI_FAILURE_NONE, HRI_FAILURE_UNKNOWN_ANIMATION, HRI_FAILURE_NOT_AN_ANIMATION,
-           HRI_FAILURE_INVALID_SPEED, HRI_FAILURE_NOT_WALK_CYCLE, HRI_FAILURE_INVALID_STATE);
+           HRI_FAILURE_INVALID_SPEED, HRI_FAILURE_NOT_WALK_CYCLE, HRI_FAILURE_INVALID_STATE,
+           HRI_FAILURE_BLOCKED);
     FIELD(hri_action_message, magic);
     FIELD(hri_action_message, version);
     FIELD(hri_action_message, state);

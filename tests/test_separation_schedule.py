@@ -137,3 +137,18 @@ def test_a_walk_faster_than_the_walk_clip_raises_the_bound_by_its_measured_speed
     assert fastest > PERSON_MAX_SPEED_M_S, "the walk outruns the presets' top speed"
     assert not _beyond(intervals), f"moved farther than the bounds allow: {_beyond(intervals)[:3]}"
     assert max(frames.bounds) > fastest
+
+
+def test_a_tall_fast_person_stays_within_the_bounds_of_their_scaled_body(monkeypatch) -> None:
+    """A person 2.1 m tall (``person.height_m``: the humanoid scaled 1.3 times) walking 2 m/s
+    (``person.walking_speed_mps``) at their own stride: their body's points move faster than
+    the default body's, and the bounds the separation schedule is given (SSM's v_h too) grow
+    with the body (mutation: a bound that ignores the body's scale fails)."""
+    scale = 2.1 / actor_body.BODY_HEIGHT_M
+    scenario = load_scenario("coexistence", ["person.height_m=2.1", "person.walking_speed_mps=2.0",
+                                             f"person.walk_stride_m={1.239 * scale}"])
+    frames, intervals, dt = _posings(scenario, monkeypatch, 12.0)
+    assert frames.body.scale == scale
+    fastest = max(moved / (steps * dt) for moved, steps, _allowed in intervals)
+    assert fastest > PERSON_MAX_SPEED_M_S, "the tall fast walk outruns the default body's top speed"
+    assert not _beyond(intervals), f"moved farther than the bounds allow: {_beyond(intervals)[:3]}"

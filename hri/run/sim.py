@@ -28,10 +28,12 @@ import pybullet as p
 from shapely.geometry import LineString, Point, box
 
 from hri.actor.animation import ClipLibrary
+from hri.actor.body import BODY_HEIGHT_M
 from hri.actor.plugin import ActorPlugin
 from hri.actor.queues import ActorLink
 from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
+from hri.actor.yielding import Neighbour, Yielding
 from hri.bt.loggers.file_logger import SUFFIX as BTLOG_SUFFIX, BtLogFile
 from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlags
@@ -323,26 +325,36 @@ class Simulation:
 
     def _start_person(self, index: int, person: PersonSetup) -> PersonRun:
         """A person's actor on queues of their own, walking around the furniture, the arm and,
-        with several people, the others where they stand when a walk starts."""
+        with several people, the others (where they stand when a walk starts, and giving way
+        to them on the way), at their walking speed, as tall as they are."""
         scenario = self.scenario
         several = scenario.several
         link = ActorLink(self.queues, person=person.name if several else None)
-        moving = ((lambda: [box(*b) for b in self.robot.floor_footprints()]) if not several else
-                  (lambda: [box(*b) for b in self.robot.floor_footprints()] + self._others_footprints(index)))
         walking_area = WalkingArea(box(0.0, 0.0, *scenario.room.size),
                                    [piece.footprint for piece in scenario.furniture.values()],
-                                   moving, person.clearance_m)
-        plugin = ActorPlugin(self.client, ClipLibrary.default(), person.start, link.plugin_endpoint(),
-                             walking_area=walking_area)
+                                   lambda: [box(*b) for b in self.robot.floor_footprints()], person.clearance_m,
+                                   (lambda: self._others_footprints(index)) if several else None)
         figures = PersonStats() if several else self.stats
+        yielding = Yielding(person.name, index, lambda: self._neighbours(index), self._yield_event) if several else None
+        plugin = ActorPlugin(self.client, ClipLibrary.default(), person.start, link.plugin_endpoint(),
+                             walk_speed=person.walking_speed_mps, walking_area=walking_area, yielding=yielding,
+                             body_scale=1.0 if person.height_m is None else person.height_m / BODY_HEIGHT_M)
         if several:
             self.stats.people = {**(self.stats.people or {}), person.name: figures}
         return PersonRun(person, link, plugin, ActorServer(link.server_endpoint()), figures)
 
+    def _neighbours(self, index: int) -> list[Neighbour]:
+        """The other people as person ``index``'s walk sees them (:mod:`hri.actor.yielding`)."""
+        return [person.plugin.neighbour(person.name, i) for i, person in enumerate(self.people) if i != index]
+
+    def _yield_event(self, t: float, event: str, fields: dict) -> None:
+        """A person gave way (``person_yield``) or gave a walk up (``person_yield_gave_up``)."""
+        self.events.emit(t, event, **fields)
+
     def _others_footprints(self, index: int) -> list:
-        """What a walk of person ``index`` goes around: each other person where they stand and,
-        while they walk, the rest of their walk, ``PERSON_FOOTPRINT_M`` either side (the one who
-        starts later gives way; where neither can, the monitor counts a contact)."""
+        """What a walk of person ``index`` goes around when it starts: each other person where
+        they stand and, while they walk, the rest of their walk, ``PERSON_FOOTPRINT_M`` either
+        side (the one who starts later gives way; on the way, :mod:`hri.actor.yielding`)."""
         shapes = []
         for i, person in enumerate(self.people):
             if i != index:
@@ -656,6 +668,8 @@ class Simulation:
                                        + sum(getattr(host, "dropped", 0) for host in self.trees.values()))
         self.stats.count_parts(self.parts.counts, self.scenario.parts)
         for person in self.people:
+            if person.plugin.yielding is not None:
+                person.figures.yields = person.plugin.yielding.counts.as_dict()
             if person.monitor.pfl is not None:  # a contact still going on at the end
                 person.monitor.pfl.finish(self.now())
             closest = person.monitor.closest_approach()

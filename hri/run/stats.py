@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from hri.actor.yielding import YieldCounts
 from hri.base.files import Spool, write_atomic
 from hri.workcell.layout import PartsSettings
 
@@ -96,6 +97,8 @@ class PersonStats:
     pfl_violations: int = 0
     pfl_worst_ratio: float = 0.0
     pfl_worst_region: str | None = None
+    # giving way to other people on the way (hri.actor.yielding.YieldCounts)
+    yields: dict[str, float | int] = field(default_factory=lambda: YieldCounts().as_dict())
 
     def count_calls(self, calls: int, response_times: list[float]) -> None:
         """This person's calls and how long each took them to answer (their flag's)."""
@@ -128,6 +131,7 @@ class PersonStats:
             "pfl_violations": self.pfl_violations,
             "pfl_worst_ratio": round(self.pfl_worst_ratio, 6) if math.isfinite(self.pfl_worst_ratio) else None,
             "pfl_worst_region": self.pfl_worst_region,
+            "yields": dict(self.yields),
         }
 
 

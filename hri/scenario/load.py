@@ -30,7 +30,8 @@ from hri.base.numbers import brief, duration_problem, is_number, range_problem
 from hri.actor.route import CLEARANCE_M
 from hri.scenario.document import Document
 from hri.scenario.faults import Fault, parse_faults
-from hri.scenario.model import (MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_MASS_KG, MAX_PEOPLE, MAX_RATE_HZ, MEASURED,
+from hri.scenario.model import (HEIGHT_RANGE_M, ISO_13855_WALKING_SPEED_M_S, MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_MASS_KG, MAX_PEOPLE, MAX_RATE_HZ,
+                                MAX_WALKING_SPEED_M_S, MEASURED,
                                 MIN_PERSON_GAP_M, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PERSON, PERSON_NAME_PATTERN,
                                 PFL_CONTACT_DISTANCE_MAX_M, ROBOT, SAFETY_MODES, PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
@@ -55,7 +56,8 @@ _SCHEMA: dict[str, Any] = {
     "robot": {"base": "pose", "reduced_velocity": float, "config": "any", "model": str, "base_link": str,
               "tool_link": str, "moving_mass_kg": float, "payload_kg": float,
               "limits": {"position": list, "velocity": "any"}},
-    "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float},
+    "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float, "walking_speed_mps": float,
+               "height_m": float},
     "people": "any",  # a list of persons (_PERSON_KEYS), checked by _read_people
     "zones": {"warning": list, "stop": list},
     "areas": "any",
@@ -86,7 +88,7 @@ _REQUIRED_IN = {
 _REQUIRED = ("name", "simulation", "room", "robot", "zones", "trees", "safety")  # and person or people
 #: the keys of an entry of ``people`` (a type as in _SCHEMA) and those it must have
 _PERSON_KEYS: dict[str, Any] = {"name": str, "tree": str, "start": "pose", "walk_stride_m": float,
-                                "clearance_m": float}
+                                "clearance_m": float, "walking_speed_mps": float, "height_m": float}
 _PERSON_REQUIRED = ("name", "tree", "start", "walk_stride_m")
 
 
@@ -361,7 +363,9 @@ def _read_people(data: dict, fail: Fail) -> tuple[PersonSetup, ...]:
     if "person" in data:
         person = data["person"]
         return (PersonSetup(_read_pose("person.start", person["start"], fail), float(person["walk_stride_m"]),
-                            float(person.get("clearance_m", CLEARANCE_M))),)
+                            float(person.get("clearance_m", CLEARANCE_M)),
+                            walking_speed_mps=_walking_speed(person, "person", fail),
+                            height_m=_height(person, "person", fail)),)
     people = data["people"]
     if not isinstance(people, list):
         fail(f"'people' must be a list of persons ({{name, tree, start, walk_stride_m}}), got {brief(people)}", "people")
@@ -390,8 +394,32 @@ def _read_people(data: dict, fail: Fail) -> tuple[PersonSetup, ...]:
             if key in spec:
                 _check_person_length(float(spec[key]), f"{where}.{key}", key == "walk_stride_m", fail)
         read.append(PersonSetup(_read_pose(f"{where}.start", spec["start"], fail), float(spec["walk_stride_m"]),
-                                float(spec.get("clearance_m", CLEARANCE_M)), name))
+                                float(spec.get("clearance_m", CLEARANCE_M)), name, _walking_speed(spec, where, fail),
+                                _height(spec, where, fail)))
     return tuple(read)
+
+
+def _height(spec: dict, where: str, fail: Fail) -> float | None:
+    """A person's ``height_m``: within :data:`HEIGHT_RANGE_M`; None when not given."""
+    if "height_m" not in spec:
+        return None
+    key, height = f"{where}.height_m", float(spec["height_m"])
+    low, high = HEIGHT_RANGE_M
+    if not low <= height <= high:
+        fail(f"{key} must be within {low:g}..{high:g} m (an adult's stature), got {height:g}", key)
+    return height
+
+
+def _walking_speed(spec: dict, where: str, fail: Fail) -> float | None:
+    """A person's ``walking_speed_mps``: positive, at most :data:`MAX_WALKING_SPEED_M_S`; None
+    when not given (the walk clip's pace at the person's stride)."""
+    if "walking_speed_mps" not in spec:
+        return None
+    key, speed = f"{where}.walking_speed_mps", float(spec["walking_speed_mps"])
+    if not 0.0 < speed <= MAX_WALKING_SPEED_M_S:
+        fail(f"{key} must be above 0 and at most {MAX_WALKING_SPEED_M_S:g} m/s (ISO 13855's approach speed of a "
+             f"body; of a walking person {ISO_13855_WALKING_SPEED_M_S:g} m/s), got {speed:g}", key)
+    return speed
 
 
 def _check_person_length(value: float, key: str, positive: bool, fail: Fail) -> None:

@@ -92,6 +92,13 @@ PERSON_NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_]{0,31}"
 #: the closest two people may start, pelvis to pelvis, in metres: two shoulder widths' halves
 #: (ISO 7250's 95th-percentile biacromial breadth is about 0.45 m) and a hand's width
 MIN_PERSON_GAP_M = 0.5
+#: ISO 13855's walking speed of a person approaching a machine (K = 1600 mm/s), in m/s
+ISO_13855_WALKING_SPEED_M_S = 1.6
+#: the fastest ``walking_speed_mps``: ISO 13855's approach speed of the body (K = 2000 mm/s), m/s
+MAX_WALKING_SPEED_M_S = 2.0
+#: a person's ``height_m`` lies within these (m): adults from below ISO 7250's and DIN 33402's 1st
+#: percentile of stature (about 1.50 m) to above their 99th (about 1.95 m)
+HEIGHT_RANGE_M = (1.4, 2.1)
 #: the most persons in a scenario: each is a body, an actor and a tree (Groot2 takes two ports each)
 MAX_PEOPLE = 16
 
@@ -104,12 +111,15 @@ def tree_kind(name: str) -> str:
 @dataclass(frozen=True)
 class PersonSetup:
     """A person (``person:``, or one entry of ``people:``): their name, where they start,
-    metres per walk cycle, how far walks keep from things."""
+    metres per walk cycle, how far walks keep from things, how fast they walk (None: the walk
+    clip's pace at their stride), how tall they are (None: the humanoid's own height)."""
 
     start: Pose
     walk_stride_m: float
     clearance_m: float = CLEARANCE_M
     name: str = PERSON
+    walking_speed_mps: float | None = None
+    height_m: float | None = None  # None: the humanoid's own (hri.actor.body.BODY_HEIGHT_M)
 
 
 SAFETY_MODES = ("zones", "ssm")
