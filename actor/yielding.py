@@ -8,7 +8,7 @@ steps while walking, a person's actor plugin (:class:`~hri.actor.plugin.ActorPlu
 :data:`LOOKAHEAD_M` along it) and the others as :class:`Neighbour` values; the answer is one of:
 
 * ``GO``: nobody is within :data:`PASSING_DISTANCE_M` of the stretch (stand point to stand
-  point), or the only ones are walking people of lower priority who have this person in
+  point) but those it leads away from (:func:`blocks`), or the only ones are walking people of lower priority who have this person in
   their own stretch: they yield.
 * ``WAIT``: another person walks into the stretch, and either does not have this person in
   their own stretch (they cross or walk away: wait until they have passed) or has priority
@@ -38,6 +38,11 @@ from typing import Callable, Sequence
 #: shoulders with swinging arms (about 0.3 m each, see ``PERSON_FOOTPRINT_M``) and a margin
 #: for a standing person's reach and sway.
 PASSING_DISTANCE_M = 0.8
+#: How much closer (m) a stretch may bring a walker to someone already within
+#: :data:`PASSING_DISTANCE_M` and still count as walking away or past them: a way that leaves at
+#: a right angle to them has them nearest where it starts, and one a few degrees short of that
+#: comes a centimetre or two closer before it leaves.
+CLOSER_TOLERANCE_M = 0.02
 #: How far ahead along the walk (m) a walking person looks: about a second of walking.
 LOOKAHEAD_M = 1.0
 #: How often (simulated s) a blocked person tries a new way around someone standing.
@@ -97,6 +102,47 @@ def distance_to_path(xy: Point2, path: Sequence[Point2]) -> float:
     return best
 
 
+def blocks(other: Point2, other_ahead: Sequence[Point2], xy: Point2, stretch: Sequence[Point2]) -> bool:
+    """Whether another person, standing at ``other`` with the walk ``other_ahead`` before them
+    (empty when not walking), blocks the walk ``stretch`` from ``xy``.
+
+    Someone farther than :data:`PASSING_DISTANCE_M` blocks it where it comes within that
+    distance of where they stand. Someone already that close blocks it only where it brings
+    the two closer (by more than :data:`CLOSER_TOLERANCE_M`) than they are now, the other's
+    own walk ahead counted: walking away from, or past, someone already close is always
+    allowed (otherwise two people who stopped inside the distance would each block every way
+    the other could take), and two walks that converge are not."""
+    now = math.dist(other, xy)
+    if now >= PASSING_DISTANCE_M:
+        return distance_to_path(other, stretch) < PASSING_DISTANCE_M
+    ahead = distance_between_paths(other_ahead or (other,), stretch)
+    return ahead < min(PASSING_DISTANCE_M, now - CLOSER_TOLERANCE_M)
+
+
+def distance_between_paths(a: Sequence[Point2], b: Sequence[Point2]) -> float:
+    """The smallest distance (m) between the polylines ``a`` and ``b`` (inf if either is empty);
+    a single point is a polyline too."""
+    if not a or not b:
+        return math.inf
+    segments_a = list(zip(a, a[1:])) or [(a[0], a[0])]
+    segments_b = list(zip(b, b[1:])) or [(b[0], b[0])]
+    best = math.inf
+    for p, q in segments_a:
+        for r, t in segments_b:
+            if _cross(p, q, r, t):
+                return 0.0
+            best = min(best, distance_to_path(p, (r, t)), distance_to_path(q, (r, t)),
+                       distance_to_path(r, (p, q)), distance_to_path(t, (p, q)))
+    return best
+
+
+def _cross(p: Point2, q: Point2, r: Point2, t: Point2) -> bool:
+    """Whether the segments p-q and r-t cross properly (each one's ends on both sides of the other)."""
+    def side(a: Point2, b: Point2, c: Point2) -> float:
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+    return side(p, q, r) * side(p, q, t) < 0.0 and side(r, t, p) * side(r, t, q) < 0.0
+
+
 def clip_path(points: Sequence[Point2], length: float) -> tuple[Point2, ...]:
     """The first ``length`` metres of the polyline ``points``."""
     if not points:
@@ -134,8 +180,8 @@ class Yielding:
     def decide(self, t: float, xy: Point2, stretch: Sequence[Point2]) -> tuple[Decision, list[Neighbour]]:
         """What to do at ``t``, standing at ``xy`` with ``stretch`` ahead, and whom it is for:
         the standing people to walk around (``REPLAN``), or those waited for (``WAIT``)."""
-        blockers = [o for o in self.others() if distance_to_path(o.xy, stretch) < PASSING_DISTANCE_M]
-        wait_for = [o for o in blockers if o.walking and not self._has_way(o, xy)]
+        blockers = [o for o in self.others() if blocks(o.xy, o.stretch, xy, stretch)]
+        wait_for = [o for o in blockers if o.walking and not self._has_way(o, xy, stretch)]
         standing = [o for o in blockers if not o.walking]
         if wait_for:
             return Decision.WAIT, wait_for
@@ -145,10 +191,10 @@ class Yielding:
             return Decision.WAIT, standing
         return Decision.GO, []
 
-    def _has_way(self, other: Neighbour, xy: Point2) -> bool:
+    def _has_way(self, other: Neighbour, xy: Point2, stretch: Sequence[Point2]) -> bool:
         """Over walking ``other``: they have this person in their stretch and a lower priority
         (they will wait)."""
-        return self.rank < other.rank and distance_to_path(xy, other.stretch) < PASSING_DISTANCE_M
+        return self.rank < other.rank and blocks(xy, stretch, other.xy, other.stretch)
 
     # ------------------------------------------------------------------ the episode
     def waiting(self, t: float, whom: list[Neighbour]) -> bool:

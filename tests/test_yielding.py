@@ -11,13 +11,14 @@ import pytest
 
 from hri.actor.protocol import ActionMessage, ActorFailure, ActorState
 from hri.actor.yielding import (GIVE_UP_S, LOOKAHEAD_M, PASSING_DISTANCE_M, REPLAN_PERIOD_S, Decision, Neighbour,
-                                Yielding, clip_path, distance_to_path)
+                                Yielding, clip_path, distance_between_paths, distance_to_path)
 from hri.base.geometry import Pose
 from hri.run.sim import Simulation, run_scenario
 from hri.scenario.load import load_scenario
 from test_actor_plugin import DT, Runner, clips, client  # noqa: F401 (fixtures)
 
 CORRIDOR = Path(__file__).parent / "data" / "people" / "corridor.yaml"
+CLOSE = Path(__file__).parent / "data" / "people" / "close.yaml"
 PAIR = Path(__file__).parent / "data" / "people" / "coexistence_pair.yaml"
 
 
@@ -36,6 +37,10 @@ def test_the_paths_geometry():
     assert distance_to_path((2.0, 0.0), AHEAD) == pytest.approx(1.0)
     assert distance_to_path((0.0, 0.0), ()) == math.inf
     assert clip_path([(0.0, 0.0), (0.6, 0.0), (0.6, 2.0)], 1.0) == ((0.0, 0.0), (0.6, 0.0), (0.6, 0.4))
+    assert distance_between_paths(AHEAD, ((0.5, -1.0), (0.5, 1.0))) == 0.0  # crossing
+    assert distance_between_paths(AHEAD, ((2.0, 1.0), (3.0, 2.0))) == pytest.approx(math.sqrt(2.0))
+    assert distance_between_paths(((0.5, 0.4),), AHEAD) == pytest.approx(0.4)
+    assert distance_between_paths((), AHEAD) == math.inf
 
 
 def test_head_on_the_lower_one_waits_and_the_higher_one_goes_on():
@@ -62,6 +67,44 @@ def test_someone_standing_in_the_way_is_walked_around_once_a_period():
     assert y.decide(REPLAN_PERIOD_S, (0.0, 0.0), AHEAD)[0] is Decision.REPLAN
     assert y.counts.replans == 1 and y.events[0][1:] == ("person_yield", {"person": "me", "how": "replan",
                                                                           "to": ["other"]})
+
+
+def test_someone_already_close_blocks_only_a_way_that_comes_closer():
+    """Someone standing 0.7 m away, inside the passing distance: walking away from them or
+    past them at a right angle is no reason to wait; walking towards them is (mutation: judging
+    the stretch by the passing distance alone makes every way blocked, the deadlock of two
+    people who stopped close)."""
+    standing = Neighbour("other", 0, (0.0, 0.7), False)
+    away, past, towards = ((0.0, 0.0), (0.0, -1.0)), AHEAD, ((0.0, 0.0), (0.6, 0.6))
+    assert _yielding(1, standing).decide(0.0, (0.0, 0.0), away)[0] is Decision.GO
+    assert _yielding(1, standing).decide(0.0, (0.0, 0.0), past)[0] is Decision.GO
+    assert _yielding(1, standing).decide(0.0, (0.0, 0.0), towards)[0] is Decision.REPLAN
+
+
+def test_two_close_walkers_on_converging_ways_the_lower_one_waits():
+    """Two people 0.75 m apart walk side by side on ways that converge (the way each one's
+    stretch passes the other's stand point never comes closer): the later in the scenario
+    waits, the first goes on (mutation: judging only the other's stand point lets both walk
+    into each other)."""
+    mine = ((0.0, 0.0), (-1.0, 0.2))
+    theirs = ((0.0, 0.75), (-1.0, 0.55))
+    first = Neighbour("first", 0, theirs[0], True, theirs)
+    decision, whom = _yielding(1, first).decide(0.0, mine[0], mine)
+    assert decision is Decision.WAIT and whom == [first]
+    second = Neighbour("second", 1, mine[0], True, mine)
+    assert _yielding(0, second).decide(0.0, theirs[0], theirs)[0] is Decision.GO
+
+
+def test_a_walker_who_starts_close_to_someone_standing_walks_away_and_back_past_them():
+    """tests/data/people/close.yaml: the walker starts 0.7 m from someone who stands there for
+    ever, walks away to the east end and back west past them, three times in 40 s: no wait,
+    no walk given up, no contact (before the rule above, the first walk waited 20 s and
+    failed as blocked)."""
+    stats = run_scenario(load_scenario(str(CLOSE)), 40.0, seed=1)
+    walker = stats["people"]["walker"]
+    assert stats["person_contacts"] == 0 and stats["safety_violations"] == 0, stats
+    assert walker["person_actions"] >= 5 and walker["person_actions_failed"] == 0, walker
+    assert walker["yields"]["gave_up"] == 0 and walker["yields"]["waits"] == 0, walker
 
 
 def test_a_wait_is_given_up_after_the_bound():
