@@ -262,6 +262,9 @@ def test_safety_hours_run_only_on_request_and_count_violations() -> None:
     assert math.isclose(r["total"]["sim_h"], 24 / 3600)
     assert r["total"]["safety_violations"] == 0 and r["total"]["runs_with_violations"] == 0
     assert r["total"]["ssm_margin_min_m"] is None and r["total"]["pfl_violations"] == 0
+    # none in 24 s: the rate's 95 % upper bound is -ln(0.05) / T (mutation: per run, not per hour)
+    assert math.isclose(r["total"]["violations_per_h_upper"], -math.log(0.05) / (24 / 3600), rel_tol=1e-9)
+    assert r["total"]["person_contacts"] == 0
     out = io.StringIO()
     print_report(document, Console(file=out, width=220))
     assert "Safety: " in out.getvalue() and "min SSM margin" not in out.getvalue()

@@ -113,13 +113,15 @@ def safety_table(r: dict[str, Any]) -> Table:
     table = Table(title=f"Safety: {r['sim_h']:g} simulated hours, {r['run_s']:g} s per run, seeds from {r['seed']}")
     table.add_column("scenario", no_wrap=True)
     ssm = is_ssm(r["total"])  # SSM mode: its stops and margin beside
-    for column in ("runs", "simulated h", "safety violations", "runs with violations",
+    for column in ("runs", "simulated h", "safety violations", "violations/h (95 % upper)",
+                   "person-person contacts", "runs with violations",
                    "SSM stops" if ssm else "protective stops", "min separation m",
                    *(("min SSM margin m",) if ssm else ()), "PFL contacts / violations", "incomplete runs",
                    "failed runs", "wall h"):
         table.add_column(column, justify="right")
     for name, s in [*r["scenarios"].items(), ("all", r["total"])]:
         table.add_row(name, str(s["runs"]), _f(s["sim_h"]), str(s["safety_violations"]),
+                      _f(s.get("violations_per_h_upper"), 3), str(s.get("person_contacts", 0)),
                       str(s["runs_with_violations"]), str(s["ssm_stops"] if ssm else s["protective_stops"]),
                       _f(s["min_separation_m"], 3), *((_f(s["ssm_margin_min_m"], 3),) if ssm else ()),
                       f"{s['pfl_contacts']} / {s['pfl_violations']}", str(s["incomplete"]), str(s["failed_runs"]),

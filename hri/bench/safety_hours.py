@@ -5,7 +5,8 @@ scenarios, in runs of ``--safety-run`` simulated seconds with seeds from ``--see
 runs them as one :func:`hri.batch.batch.run_batch` per scenario (all workers, results.parquet in a
 temporary folder, or in ``--safety-dir`` where a stopped benchmark resumes like any batch). It reports, per scenario and in all, the simulated hours, the sum of
 ``safety_violations``, the runs that had any, protective stops, the smallest separation and
-the wall time. Only on request: 100 simulated hours take about two wall hours on two cores.
+the wall time, and the 95 % upper bound on the violations' rate per simulated hour
+(:func:`hri.batch.risk.poisson_upper`: 3.0 / T for none in T hours). Only on request: 100 simulated hours take about two wall hours on two cores.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from hri.batch.risk import poisson_upper
 from hri.bench.common import BenchSettings, Say, quiet_batch
 from hri.base.files import output_folder
 
@@ -33,8 +35,11 @@ def _batch(scenario: str, runs: int, settings: BenchSettings, out: Path) -> list
 def _figures(rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
     failed = sum(1 for r in rows if r.get("status") != "ok")  # a run that could not run at all
     rows = [r for r in rows if r.get("status") == "ok"]
-    return {"runs": len(rows), "failed_runs": failed, "sim_h": sum(r["sim_time_s"] for r in rows) / 3600.0,
-            "safety_violations": int(sum(r["safety_violations"] for r in rows)),
+    sim_h = sum(r["sim_time_s"] for r in rows) / 3600.0
+    violations = int(sum(r["safety_violations"] for r in rows))
+    return {"runs": len(rows), "failed_runs": failed, "sim_h": sim_h, "safety_violations": violations,
+            "violations_per_h_upper": poisson_upper(violations) / sim_h if sim_h > 0.0 else None,
+            "person_contacts": int(sum(r.get("person_contacts") or 0 for r in rows)),
             "runs_with_violations": sum(1 for r in rows if r["safety_violations"]),
             "protective_stops": int(sum(r["protective_stops"] for r in rows)),
             "ssm_stops": int(sum(r.get("ssm_stops") or 0 for r in rows)),
