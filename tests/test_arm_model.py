@@ -30,7 +30,7 @@ from hri.cli.main import main
 from hri.kinematics.arm_model import KINDS, SHIPPED, resolve_model
 from hri.robot.arm import MotionStatus, RobotArm, RobotConfig, arm_reach
 from hri.robot.scene import quaternion_angle
-from hri.run.run_dir import MANIFEST, SCENARIO
+from hri.run.run_dir import MANIFEST, SCENARIO, kept_scenario
 from hri.run.sim import Simulation
 from hri.run.stats import WALL_CLOCK_KEYS
 from hri.scenario.load import load_scenario, preset_path
@@ -318,6 +318,7 @@ def test_a_run_of_your_own_arm_keeps_its_file_and_reruns_from_the_copy_bit_for_b
     manifest = json.loads((first / MANIFEST).read_text())
     assert manifest["files"][kept]["sha256"] == hashlib.sha256(original).hexdigest()
     assert (first / kept).read_bytes() == original
+    assert kept_scenario(first).robot.model.name == kept  # the copy inside the folder
     assert yaml.safe_load((first / SCENARIO).read_text())["robot"]["model"] == kept
     shutil.rmtree(own)  # the rerun needs only the copy
     _run(capsys, "--from", str(first), "--out", str(again))
@@ -363,6 +364,10 @@ def test_a_urdf_naming_mesh_files_is_not_kept_and_from_refuses_it_in_one_line(tm
         f"--from {run}: {SCENARIO}: robot.model {json.dumps(str(urdf))} is not kept in the run folder (a run keeps "
         "a copy of the arm's file in inputs/robot/, but not of a URDF that names mesh files): run its scenario "
         "file again instead")
+    # what reads a kept run's floor plan (hri render --run, hri stats' plots) holds the arm's file
+    # to the same rule: no file outside the folder (mutation: loading the kept scenario as it is)
+    with pytest.raises(HriError, match=r"robot.model .* is an absolute path \(a run folder names its files"):
+        kept_scenario(run)
     (run / "inputs" / "robot").mkdir()
     shutil.copy(urdf, run / "inputs" / "robot" / "arm.urdf")
     kept = (run / SCENARIO).read_text().replace(str(urdf), "inputs/robot/arm.urdf")

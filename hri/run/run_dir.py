@@ -45,7 +45,7 @@ from hri.base.numbers import MAX_DURATION_S, duration_problem
 from hri.base.untrusted import MB, Missing, Unreadable, inside, path_problem, read_inside, regular_size
 from hri.bt.xml_loader import MAX_FILE_BYTES
 from hri.scenario.document import Document
-from hri.scenario.load import build_scenario, load_scenario, read_document
+from hri.scenario.load import build_scenario, read_document
 from hri.scenario.model import Scenario
 
 MANIFEST = "manifest.json"
@@ -430,11 +430,8 @@ def _kept_model(path: Path, document: Document, files: dict[str, Any], option: s
     before the scenario's loader reads it: None for a shipped arm (or a value the loader
     refuses); else a copy inside ``path`` that the manifest lists (so :func:`check_copies`
     has held it to its size cap and SHA-256) and that :func:`_model_problem` keeps."""
-    from hri.kinematics.arm_model import SHIPPED
-
-    robot = document.data.get("robot")
-    spec = robot.get("model") if isinstance(robot, dict) else None
-    if not isinstance(spec, str) or spec in SHIPPED:
+    spec = _model_spec(document)
+    if spec is None:
         return None
     listed = {os.path.normpath(key): key for key in files}
     if path_problem(spec) is not None or os.path.normpath(spec) not in listed:
@@ -442,13 +439,29 @@ def _kept_model(path: Path, document: Document, files: dict[str, Any], option: s
                        f"(a run keeps a copy of the arm's file in {INPUTS}/robot/, but not of a URDF that names mesh "
                        "files): run its scenario file again instead")
     key = listed[os.path.normpath(spec)]
-    try:
-        problem = _model_problem(key, read_inside(path, key, KEPT_MAX_BYTES))
-    except Unreadable as err:  # read and hashed a moment ago: changed since
-        raise HriError(f"{option} {path}: {path / key} {err}") from None
-    if problem is not None:
-        raise HriError(f"{option} {path}: {key} {problem}")
+    _check_model_copy(path, key, f"{option} {path}: ")
     return key
+
+
+def _model_spec(document: Document) -> str | None:
+    """What the kept scenario's ``robot.model`` names when it is a file (not a shipped arm,
+    nor a value the loader refuses)."""
+    from hri.kinematics.arm_model import SHIPPED
+
+    robot = document.data.get("robot")
+    spec = robot.get("model") if isinstance(robot, dict) else None
+    return spec if isinstance(spec, str) and spec not in SHIPPED else None
+
+
+def _check_model_copy(path: Path, relative: str, prefix: str) -> None:
+    """The arm file ``relative`` is a regular file inside ``path``, within the size cap, that
+    :func:`_model_problem` keeps; else an HriError (its message after ``prefix``)."""
+    try:
+        problem = _model_problem(relative, read_inside(path, relative, KEPT_MAX_BYTES))
+    except Unreadable as err:
+        raise HriError(f"{prefix}{path / relative} {err}") from None
+    if problem is not None:
+        raise HriError(f"{prefix}{relative} {problem}")
 
 
 def _kept_inputs(path: Path, scenario: Scenario, files: dict[str, Any], option: str) -> set[str]:
@@ -499,7 +512,8 @@ def _includes(path: Path, key: str) -> list[tuple[str, str, int | None]]:
 def kept_scenario(path: Path) -> Scenario | None:
     """The scenario kept in a run directory (for its floor plan), or None for a folder
     without one; trees and plug-ins are not loaded. A ``scenario.yaml`` that leads out of
-    the folder, is no regular file or is larger than :data:`KEPT_MAX_BYTES` is an HriError."""
+    the folder, is no regular file or is larger than :data:`KEPT_MAX_BYTES` is an HriError; so
+    is an arm file (``robot.model``) that :func:`load_kept_run` would not load."""
     try:
         real = inside(path, SCENARIO)
         size = regular_size(real)
@@ -509,4 +523,11 @@ def kept_scenario(path: Path) -> Scenario | None:
         raise HriError(f"{path / SCENARIO} {err}") from None
     if size > KEPT_MAX_BYTES:
         raise HriError(f"{path / SCENARIO} is larger than {KEPT_MAX_BYTES // MB} MB, the most read")
-    return load_scenario(str(real), check_trees=False)
+    document = read_document(real, str(real))
+    spec = _model_spec(document)
+    if spec is not None:  # the arm's file, as --from checks it: inside the folder, capped, naming no other
+        problem = path_problem(spec)
+        if problem is not None:
+            raise HriError(f"{path / SCENARIO}: robot.model {_shown(spec)} {problem}")
+        _check_model_copy(path, spec, f"{path / SCENARIO}: robot.model ")
+    return build_scenario(document, str(real))
