@@ -260,6 +260,9 @@ def test_the_panda_is_too_short_for_the_coexistence_table_and_its_variant_draws_
     assert not any(reached(panda, [*outer, (0.6034, 0.9188)]))
     variant = load_scenario("coexistence_panda")
     assert all(reached(variant, [c for name in ("table_left", "table_right") for c in variant.areas[name].points]))
+    # two_workers' table areas lie within 0.64 m of the base: there one key swaps the arm
+    swapped = load_scenario("two_workers", ["robot.model=panda"])
+    assert all(reached(swapped, [c for name in ("table_left", "table_right") for c in swapped.areas[name].points]))
 
 
 @pytest.mark.slow
@@ -268,6 +271,16 @@ def test_the_panda_is_too_short_for_the_coexistence_table_and_its_variant_draws_
 @pytest.mark.parametrize("variant", ["coexistence_panda", "coexistence_ur5"])
 def test_the_arm_variants_run_ten_minutes_without_a_violation(variant, overrides):
     with Simulation(load_scenario(variant, overrides), seed=1) as sim:
+        stats = sim.run(600.0)
+    assert stats["complete"] and stats["safety_violations"] == 0 and stats["pfl_violations"] == 0, stats
+    assert stats["robot_cycles"] >= 50 and stats["robot_move_failures"] == {}, stats
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["zones", "ssm"])
+def test_two_workers_with_the_panda_by_one_key_runs_ten_minutes_without_a_violation(mode):
+    """The Panda variant of two_workers is the preset and one key, robot.model=panda."""
+    with Simulation(load_scenario("two_workers", ["robot.model=panda", f"safety.mode={mode}"]), seed=1) as sim:
         stats = sim.run(600.0)
     assert stats["complete"] and stats["safety_violations"] == 0 and stats["pfl_violations"] == 0, stats
     assert stats["robot_cycles"] >= 50 and stats["robot_move_failures"] == {}, stats
