@@ -29,7 +29,7 @@ from hri.base.geometry import Pose
 from hri.kinematics.arm_model import DEFAULT_MODEL, LBR_IISY_SETTINGS, ArmModel, resolve_model
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 from hri.robot.planner import PlannerSettings, plan_joint_path
-from hri.robot.scene import PlanningScene, load_arm, read_joint_model
+from hri.robot.scene import DEFAULT_TOOL, PlanningScene, ToolShape, add_tool_body, has_own_tool, load_arm, read_joint_model
 from hri.base.numbers import brief, is_number
 
 #: the LBR iisy's home: elbow up, tool pointing down over the table in front of the robot
@@ -204,6 +204,8 @@ class RobotArm:
                           for _ in range(config.ik_restarts)]
         self._speed_capability = self.scene.speed_capability()
         self._joint_reach = self.scene.joint_reach.tolist()
+        self.tool_body: int | None = None  # the tool's body for the safety functions (add_tool)
+        self.tool_mass_kg = 0.0
         self._status = MotionStatus.IDLE
         self.failure: str | None = None  # why the last command FAILED (robot.service names them)
         self.velocity_fraction: float = float(config.velocity_fraction)
@@ -383,6 +385,22 @@ class RobotArm:
     def speed_capability(self) -> float:
         """An upper bound (m/s) of any robot point's speed at full joint speed."""
         return self._speed_capability
+
+    def add_tool(self, shape: ToolShape | None, beyond_m: float) -> None:
+        """Give the arm its tool for the safety functions: a body of ``shape`` (None: the default
+        gripper, unless the arm's file models a tool of its own), and count points up to
+        ``beyond_m`` beyond the tool frame (the tool's, a carried part's) in the speed bounds
+        (:meth:`speed_capability`, :meth:`joint_speeds`): a turn of joint i moves such a point
+        no faster than (its reach + ``beyond_m``) times the joint's speed. Neither the physics
+        nor the planner sees the tool."""
+        if shape is None and not has_own_tool(self.client, self.body_id, self.model):
+            shape = DEFAULT_TOOL
+        if shape is not None:
+            self.tool_body = add_tool_body(self.client, shape)
+            self.tool_mass_kg = shape.mass_kg
+            beyond_m = max(beyond_m, math.hypot(shape.length_m, shape.radius_m))
+        self._joint_reach = (self.scene.joint_reach + beyond_m).tolist()
+        self._speed_capability = self.scene.speed_capability() + beyond_m * float(np.sum(self.model.max_velocity))
 
     def is_reachable(self, target: Pose) -> bool:
         """IK succeeds within tolerance and the goal configuration is collision free."""

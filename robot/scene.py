@@ -6,6 +6,10 @@ inverse kinematics for the tool link's pose (the shared kinematics core, :mod:`h
 on the same URDF chain), joint-limit and collision checks of a configuration (against the
 static obstacles and the arm itself) and of a straight joint-space segment, and a
 configuration-independent bound of any robot point's speed.
+
+It also holds the tool's shape for the safety functions (:class:`ToolShape`, :func:`add_tool_body`):
+a gripper's envelope that the separation, SSM and PFL count as part of the robot, kept out of
+the physics and of the planner (planned paths are what they were without it).
 """
 
 from __future__ import annotations
@@ -23,6 +27,49 @@ from hri.kinematics import IkSettings, solve
 from hri.kinematics.arm_model import ArmModel
 
 CLEARANCE_CAP_M = 0.5  # clearances are measured up to this; farther is as good for a step
+
+
+@dataclass(frozen=True)
+class ToolShape:
+    """The tool (a gripper) at the arm's tool frame, as the safety functions see it: a cylinder
+    on the tool frame's z axis from the frame ``length_m`` outwards (away from the flange, where
+    a held part hangs), ``radius_m`` around it, of ``mass_kg`` (for power and force limiting's
+    effective mass). The default is a simple two-finger gripper's envelope around the 6 cm parts
+    of the presets (their half-diagonal is 4.2 cm), as long as a part is high and a little more."""
+
+    radius_m: float = 0.045
+    length_m: float = 0.07
+    mass_kg: float = 0.5
+
+
+#: the gripper an arm without one of its own gets (robot.tool in a scenario)
+DEFAULT_TOOL = ToolShape()
+
+
+def has_own_tool(client: int, body: int, model: "JointModel") -> bool:
+    """Whether the arm's file models a tool: its tool link has a collision shape, or links hang
+    off the chain (a hand's fingers, as on PyBullet's Panda)."""
+    if p.getCollisionShapeData(body, model.tool_link, physicsClientId=client):
+        return True
+    return model.num_links > len(model.indices) + 1
+
+
+def add_tool_body(client: int, shape: ToolShape) -> int:
+    """A body of ``shape`` for the distance queries, put at the tool frame by :func:`pose_tool_body`:
+    massless, with no collisions (the physics and the planner never see it; PyBullet's
+    closest-point queries do)."""
+    collision = p.createCollisionShape(p.GEOM_CYLINDER, radius=shape.radius_m, height=shape.length_m,
+                                       collisionFramePosition=(0.0, 0.0, shape.length_m / 2.0),
+                                       physicsClientId=client)
+    body = p.createMultiBody(baseMass=0.0, baseCollisionShapeIndex=collision, basePosition=(0.0, 0.0, -50.0),
+                             physicsClientId=client)
+    p.setCollisionFilterGroupMask(body, -1, 0, 0, physicsClientId=client)
+    return body
+
+
+def pose_tool_body(client: int, body: int, frame: tuple) -> None:
+    """Put the tool's body at the tool ``frame`` (position, quaternion)."""
+    p.resetBasePositionAndOrientation(body, frame[0], frame[1], physicsClientId=client)
 
 
 def _advance(items: list[int], found: dict[int, float], radius: dict[int, float], sweep: np.ndarray,

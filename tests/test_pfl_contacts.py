@@ -214,9 +214,10 @@ def test_the_contact_distance_is_one_the_monitor_measures_on_every_step():
 
 
 def test_a_run_judges_contacts_in_every_mode_with_its_robot_and_payload():
-    """collaboration feeds parts of 0.3 kg: m_R = 27.001 / 2 + 0.3 = 13.8005 kg; coexistence
-    feeds none: 13.5005 kg."""
-    for name, mode, mass in (("collaboration", "ssm", 13.8005), ("coexistence", "zones", 13.5005)):
+    """collaboration feeds parts of 0.3 kg, and in SSM mode the default gripper of 0.5 kg counts:
+    m_R = 27.001 / 2 + 0.3 + 0.5 = 14.3005 kg; coexistence feeds none, and zones mode sees the
+    arm alone: 13.5005 kg."""
+    for name, mode, mass in (("collaboration", "ssm", 14.3005), ("coexistence", "zones", 13.5005)):
         scenario = load_scenario(name, [f"safety.mode={mode}", "safety.pfl.contact_distance_m=0.02"])
         with Simulation(scenario, 1) as sim:
             assert sim.monitor.pfl.setup == PflSetup(pytest.approx(mass), 0.02, 0.002)

@@ -1,4 +1,5 @@
-"""The safety monitor's invariants: speed limits after the allowed times, no interpenetration,
+"""The safety monitor's invariants: speed limits after the allowed times, no robot moving into
+the person (a person touching the robot at rest is a contact),
 and ``--strict`` ending a run at the first violation."""
 
 from __future__ import annotations
@@ -59,10 +60,18 @@ def _monitor(world, strict: bool = False) -> SafetyMonitor:
                          1 / 240, strict=strict)
 
 
-def test_a_person_inside_the_robot_is_a_violation_every_step(world):
+def _turning(robot: RobotArm, speed: float = 0.5) -> None:
+    """The arm's first joint turning at ``speed`` rad/s where it is (no physics step follows)."""
+    joint = robot.model.indices[0]
+    q = p.getJointState(robot.body_id, joint, physicsClientId=robot.client)[0]
+    p.resetJointState(robot.body_id, joint, q, speed, physicsClientId=robot.client)
+
+
+def test_a_robot_moving_inside_the_person_is_a_violation_every_step(world):
     client, robot, person = world
     rest = ClipLibrary.default().rest_pose()
     person.apply(rest, 1.3, 0.65, 0.0)  # standing where the arm is: their shapes overlap
+    _turning(robot)
     monitor = _monitor(world)
     for k in range(3):
         monitor.step(k / 240, 1.3, 0.65)
@@ -70,7 +79,20 @@ def test_a_person_inside_the_robot_is_a_violation_every_step(world):
     assert monitor.stats.safety_violations == len(violations) == 3
     assert monitor.stats.min_separation_m < 0
     assert [e["step"] for e in violations] == [1, 2, 3]
-    assert violations[0]["zone"] == "stop" and "inside the robot's" in violations[0]["reason"]
+    assert violations[0]["zone"] == "stop" and "inside the person's" in violations[0]["reason"]
+    assert monitor.stats.robot_touches == 0
+
+
+def test_a_person_inside_the_robot_at_rest_is_one_touch_not_a_violation(world):
+    client, robot, person = world
+    person.apply(ClipLibrary.default().rest_pose(), 1.3, 0.65, 0.0)
+    monitor = _monitor(world)
+    for k in range(3):
+        monitor.step(k / 240, 1.3, 0.65)
+    assert monitor.stats.safety_violations == 0 and monitor.stats.min_separation_m < 0
+    [touch] = [e for e in monitor.events.events if e["event"] == "robot_touched"]
+    assert monitor.stats.robot_touches == 1 and touch["speed_m_s"] == 0.0 and touch["depth_m"] > 0.0
+    assert monitor.stats.as_dict()["robot_touches"] == 1
 
 
 def test_a_person_beside_the_robot_is_no_violation(world):
@@ -85,6 +107,7 @@ def test_a_person_beside_the_robot_is_no_violation(world):
 def test_strict_raises_at_the_first_violation(world):
     client, robot, person = world
     person.apply(ClipLibrary.default().rest_pose(), 1.3, 0.65, 0.0)
+    _turning(robot)
     monitor = _monitor(world, strict=True)
     with pytest.raises(SafetyViolation, match=r"^--strict: safety violation at t = 0\.000 s \(step 1, stop zone\)"):
         monitor.step(0.0, 1.3, 0.65)

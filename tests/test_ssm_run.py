@@ -9,6 +9,7 @@ from pathlib import Path
 import pybullet as p
 import pytest
 
+from hri.robot.scene import pose_tool_body
 from hri.run.sim import Simulation
 from hri.run.ssm_control import SsmController
 from hri.scenario.load import load_scenario
@@ -37,10 +38,12 @@ class Sample:
 
 def _separation(sim: Simulation) -> float:
     """The test's own oracle, every step: the person posed where it is (a preview changes
-    nothing the person does, and the body has no collisions), PyBullet's closest points."""
+    nothing the person does, and the body has no collisions), PyBullet's closest points to the
+    arm and to its gripper (put at the tool frame; SSM counts it, coexistence carries no part)."""
     sim.plugin.preview(sim.now() - sim.dt, sim.dt)
-    points = p.getClosestPoints(sim.plugin.body_id, sim.robot.body_id, 10.0, physicsClientId=sim.client)
-    return min(point[8] for point in points)
+    pose_tool_body(sim.client, sim.robot.tool_body, sim.robot.tool_frame())
+    return min(point[8] for body in (sim.robot.body_id, sim.robot.tool_body)
+               for point in p.getClosestPoints(sim.plugin.body_id, body, 10.0, physicsClientId=sim.client))
 
 
 def _walk(seconds: float = WALK_S) -> tuple[list[Sample], dict, Simulation]:

@@ -11,10 +11,16 @@ speed of every robot point to the same fraction of what it reaches at full speed
 zone the fastest robot point must be slower than ``rest_speed_m_s``.
 
 Violations. Every physics step that breaks a limit after its allowed time, and every step in
-which the person's and the robot's shapes interpenetrate (deeper than
-``PENETRATION_TOLERANCE_M``), is a ``safety_violation`` event (step, zone, speed, reason) and
-counts in ``safety_violations``; with ``strict`` the first one ends the run
-(:class:`SafetyViolation`).
+which the robot is inside the person's shapes (deeper than ``PENETRATION_TOLERANCE_M``) while
+its point there moves faster than ``rest_speed_m_s`` (the robot moved into the person), is a
+``safety_violation`` event (step, zone, speed, reason) and counts in ``safety_violations``;
+with ``strict`` the first one ends the run (:class:`SafetyViolation`). The person inside the
+robot at rest touched it: a ``robot_touched`` event and ``robot_touches``, once per touch, not
+a violation.
+
+The robot. Its shapes are :class:`~hri.run.robot_shapes.RobotShapes`: the arm's links, and
+outside zones mode its tool and the part it carries (zones runs measure the arm alone, as
+they always did).
 
 Separation. The 3-D distance between the person's body and the robot's links is queried on a
 schedule that cannot miss what the statistics report. After a query that found ``d``, the
@@ -87,6 +93,7 @@ from hri.actor.lookahead import TOP_SPEED_M_S
 from hri.base.errors import SafetyViolation
 from hri.base.geometry import Area
 from hri.run.pfl_contacts import PflMonitor, PflSetup
+from hri.run.robot_shapes import RobotShapes, link_names, point_velocity
 from hri.run.ssm_watch import SsmWatch
 from hri.run.stats import EventLog, PersonStats, RunStats, speed_band
 
@@ -194,21 +201,14 @@ class EntryCounter:
             self.counts[entered] += 1
 
 
-def _link_names(client: int, body: int) -> dict[int, str]:
-    """``{link index: name}`` of a body, -1 being its base."""
-    names = {-1: "base"}
-    for link in range(p.getNumJoints(body, physicsClientId=client)):
-        names[link] = p.getJointInfo(body, link, physicsClientId=client)[12].decode()
-    return names
-
-
 class SafetyMonitor:
     """Per-step zone, speed, protective-stop and separation bookkeeping."""
 
     def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
                  limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
                  person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None,
-                 pfl: PflSetup | None = None, person: PersonStats | None = None, name: str | None = None):
+                 pfl: PflSetup | None = None, person: PersonStats | None = None, name: str | None = None,
+                 shapes: RobotShapes | None = None):
         self.client = client
         self.person = stats if person is None else person  # where the person's figures go
         self.name = name  # several people: whose monitor (in its events)
@@ -252,9 +252,12 @@ class SafetyMonitor:
         self.closest: tuple[float, tuple] | None = None  # (t, PyBullet's closest-point record)
         self.now = 0.0
         # read now: at the end of a --gui run whose window was closed PyBullet cannot be asked
-        self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
+        self.link_names = {body: link_names(client, body) for body in (person_body, robot.body_id)}
+        # the robot as the distances see it: the arm's links, with whole=True its tool and carried part
+        self.shapes = shapes if shapes is not None else RobotShapes(client, robot)
+        self._touching = False  # the person is inside the robot at rest (a touch, counted once)
         self._ssm_watch = None if ssm is None else SsmWatch(self, ssm)
-        self.pfl = None if pfl is None else PflMonitor(client, person_body, robot.body_id, pfl, self.link_names,
+        self.pfl = None if pfl is None else PflMonitor(client, person_body, self.shapes, pfl, self.link_names,
                                                       self.closing_speed * dt, stats, events, self._who, person)
 
     # --- zone ---------------------------------------------------------------------
@@ -395,8 +398,7 @@ class SafetyMonitor:
     def _closest_within(self, cutoff: float):
         """PyBullet's closest point pair of the person and the robot, if within ``cutoff`` m
         (the narrow phase runs only for link pairs whose boxes are that close)."""
-        points = p.getClosestPoints(self.person_body, self.robot.body_id, cutoff, physicsClientId=self.client)
-        return min(points, key=lambda pt: pt[8], default=None)
+        return self.shapes.closest(self.person_body, cutoff)
 
     def separation_due(self, t: float) -> bool:
         """A separation query is due at time ``t`` for the statistics (the schedule above; the
@@ -413,11 +415,9 @@ class SafetyMonitor:
         moving away from the robot made the earlier guess (the last separation plus 5 cm) fall
         back to all 150 pairs at the full cutoff, four times the cost; the answer is the same."""
         if self._closest_links is not None:
-            person_link, robot_link = self._closest_links
-            pair = p.getClosestPoints(self.person_body, self.robot.body_id, SEPARATION_CUTOFF_M,
-                                      linkIndexA=person_link, linkIndexB=robot_link, physicsClientId=self.client)
-            if pair:
-                closest = self._closest_within(max(pair[0][8], 0.0) + BOUND_SLACK_M)
+            pair = self.shapes.closest(self.person_body, SEPARATION_CUTOFF_M, self._closest_links)
+            if pair is not None:
+                closest = self._closest_within(max(pair[8], 0.0) + BOUND_SLACK_M)
                 if closest is not None:
                     return closest
         return self._closest_within(SEPARATION_CUTOFF_M)
@@ -452,15 +452,14 @@ class SafetyMonitor:
     def _measure_separation(self) -> None:
         """Query the separation now (the person posed), check it and schedule the next."""
         closest = self._closest()
-        self._closest_links = None if closest is None else (closest[3], closest[4])
+        self._closest_links = None if closest is None else (closest[3], closest[2], closest[4])
         distance = closest[8] if closest is not None else SEPARATION_CUTOFF_M
         self.last_separation = distance
         self.measured_t = self._bound_origin = self.now
         if distance < -PENETRATION_TOLERANCE_M:
-            names = self._closest_names(closest)
-            fraction, speed = self.robot_speeds()
-            self.violation(self.now, self.zone, speed, fraction,
-                            f"the person's {names[0]} is {-distance:.4f} m inside the robot's {names[1]}")
+            self._interpenetration(closest)
+        elif self._touching and distance >= 0.0:
+            self._touching = False
         if distance < self.person.min_separation_m:
             self.person.min_separation_m = distance
             self.closest = (self.now, closest)
@@ -470,10 +469,34 @@ class SafetyMonitor:
             wait = min(wait, min(abs(distance - bound) for _, bound in PROXEMICS))
         self.next_separation_t = self.now + wait / self.closing_speed
 
+    def _interpenetration(self, closest) -> None:
+        """The person's and the robot's shapes inside each other: who touched whom. The robot's
+        point at the contact moving (faster than ``rest_speed_m_s``): the robot moved into the
+        person, a ``safety_violation`` on every such step. At rest: the person touched the
+        robot, a ``robot_touched`` event and one ``robot_touches`` per touch (until the two
+        part), not a robot failure; while the person stays inside, a robot that starts moving
+        is a violation again."""
+        names = self._closest_names(closest)
+        depth = -closest[8]
+        contact_speed = math.sqrt(sum(v * v for v in point_velocity(self.shapes, closest)))
+        if contact_speed < self.limits.rest_speed_m_s:
+            if not self._touching:
+                self._touching = True
+                self.stats.robot_touches += 1
+                if self.person is not self.stats:
+                    self.person.robot_touches += 1
+                self.events.emit(self.now, "robot_touched", person_link=names[0], robot_link=names[1],
+                                 depth_m=round(depth, 6), speed_m_s=round(contact_speed, 6), **self._who)
+            return
+        fraction, speed = self.robot_speeds()
+        self.violation(self.now, self.zone, speed, fraction,
+                       f"the robot's {names[1]}, moving at {contact_speed:.4f} m/s, is {depth:.4f} m inside "
+                       f"the person's {names[0]}")
+
     # --- per step ---------------------------------------------------------------------
     def _closest_names(self, pt) -> list[str]:
         """The person's and the robot's link names of a closest-point record."""
-        return [self.link_names[body][link] for body, link in ((self.person_body, pt[3]), (self.robot.body_id, pt[4]))]
+        return [self.link_names[self.person_body][pt[3]], self.shapes.name(pt)]
 
     def closest_approach(self) -> dict | None:
         """Where and when the person and the robot came closest (for the event log)."""
@@ -569,7 +592,7 @@ class PeopleWatch:
         self.stats = stats
         self.events = events
         self.strict = strict
-        self.link_names = {name: _link_names(client, body) for name, body in bodies.items()}
+        self.link_names = {name: link_names(client, body) for name, body in bodies.items()}
 
     def check(self, t: float, places: dict[str, tuple[float, float]]) -> None:
         names = list(places)

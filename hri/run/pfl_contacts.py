@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import pybullet as p
 
 from hri.run.pfl import PflContact, assess_contact
+from hri.run.robot_shapes import RobotShapes, point_velocity
 from hri.run.stats import EventLog, PersonStats, RunStats
 
 Vector = tuple[float, float, float]
@@ -79,10 +80,6 @@ def _dot(a: Vector, b: Vector) -> float:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-def _cross(a: Vector, b: Vector) -> Vector:
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
 def _normal(record: tuple) -> Vector | None:
     """The unit normal from the robot's point of a closest-point record to the person's."""
     n = record[7]
@@ -97,12 +94,12 @@ def _normal(record: tuple) -> Vector | None:
 
 class PflMonitor:
     """Contact episodes of the person's body (PyBullet body ``person``) with the robot's
-    (``robot``), counted into ``stats`` and ``events``; ``names`` are each body's link names
+    (``robot``: its shapes, the arm's links and in SSM mode its tool and carried part), counted into ``stats`` and ``events``; ``names`` are each body's link names
     by index, ``closing_step_m`` how far the gap can close in one physics step; ``who``: with
     several people, ``{"person": NAME}``, added to each ``pfl_contact`` event, and ``figures``
     the person's own, counted besides the run's ``stats``."""
 
-    def __init__(self, client: int, person: int, robot: int, setup: PflSetup, names: dict[int, dict[int, str]],
+    def __init__(self, client: int, person: int, robot: RobotShapes, setup: PflSetup, names: dict[int, dict[int, str]],
                  closing_step_m: float, stats: RunStats, events: EventLog, who: dict[str, str] | None = None,
                  figures: PersonStats | None = None) -> None:
         self.client = client
@@ -115,7 +112,6 @@ class PflMonitor:
         self.near = setup.contact_distance_m + closing_step_m  # closer: a contact may begin next step
         self.stats = stats
         self.events = events
-        self._robot_names = names[robot]
         person_names = names[person]
         # each person link's region and permissible speed, for m_R fixed at start-up
         self._limits = {link: assess_contact(name, 0.0, setup.robot_mass_kg) for link, name in person_names.items()}
@@ -132,8 +128,7 @@ class PflMonitor:
         if separation >= self.distance:
             self.finish(t)
         elif posed:
-            self._judge(t, p.getClosestPoints(self.person, self.robot, self.distance, physicsClientId=self.client),
-                        frames)
+            self._judge(t, self.robot.records(self.person, self.distance), frames)
         if separation >= self.near:
             self._frames = None
         elif frames is not None:  # unposed, the body is where the kept frames have it
@@ -163,7 +158,7 @@ class PflMonitor:
         for record in records:
             contact = self._assess(t, record, frames)
             if contact is not None:
-                self._count(t, contact, self._robot_names[record[4]])
+                self._count(t, contact, self.robot.name(record))
 
     def _assess(self, t: float, record: tuple, frames: list[Frame]) -> PflContact | None:
         """The contact of one closest-point record, or None when its robot point does not move
@@ -171,7 +166,7 @@ class PflMonitor:
         n = _normal(record)
         if n is None:
             return None
-        robot_velocity = self._robot_point_velocity(record[4], record[6])
+        robot_velocity = point_velocity(self.robot, record)
         if _dot(robot_velocity, n) <= self.setup.rest_speed_m_s:
             return None
         person_velocity = self._person_point_velocity(t, record[3], record[5], frames)
@@ -198,17 +193,6 @@ class PflMonitor:
                 tally.pfl_worst_region = contact.region
 
     # --- point velocities ---------------------------------------------------------------
-    def _robot_point_velocity(self, link: int, point: Vector) -> Vector:
-        """The velocity (m/s) of the robot's material point at ``point`` on ``link``, after the step."""
-        if link < 0:
-            linear, angular = p.getBaseVelocity(self.robot, physicsClientId=self.client)
-            centre = p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)[0]
-        else:
-            state = p.getLinkState(self.robot, link, computeLinkVelocity=1, physicsClientId=self.client)
-            centre, linear, angular = state[0], state[6], state[7]
-        turn = _cross(angular, tuple(a - b for a, b in zip(point, centre)))
-        return tuple(a + b for a, b in zip(linear, turn))
-
     def _person_frames(self) -> list[Frame]:
         """The person's link frames as posed, the base first (index link + 1)."""
         base = p.getBasePositionAndOrientation(self.person, physicsClientId=self.client)

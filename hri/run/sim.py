@@ -47,6 +47,7 @@ from hri.base.geometry import Pose
 from hri.run.monitor import ZONE_ORDER, PeopleWatch, SafetyLimits, SafetyMonitor, strictest, zone_of
 from hri.run.pfl import robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
+from hri.run.robot_shapes import RobotShapes
 from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager, PersonHand
 from hri.robot.arm import RobotArm
@@ -263,6 +264,8 @@ class Simulation:
                                                                 lambda plugin=person.plugin: plugin.pose,
                                                                 person.plugin.hand_pose)
                                         for person in self.people}, self.now)
+        if self._whole_robot():  # the tool and a carried part count in every distance
+            self.robot.add_tool(scenario.robot.tool, self.parts.reach_beyond_tool())
         self.network = Network(scenario.net, seed=int(net_seed.generate_state(1)[0]))
         self.services = SimulationServices(
             self.network, [(person.server, person.name if scenario.several else None) for person in self.people],
@@ -290,7 +293,8 @@ class Simulation:
                                            self.stats, self.events, self.dt, strict=self.strict,
                                            person_speed=person.plugin.speed_bound, ssm=terms, pfl=pfl,
                                            person=None if person.figures is self.stats else person.figures,
-                                           name=person.name if scenario.several else None)
+                                           name=person.name if scenario.several else None,
+                                           shapes=self._robot_shapes())
             if terms is not None:
                 person.monitor.pose_person = lambda plugin=person.plugin: plugin.preview(self.now() - self.dt, self.dt)
         self.monitor = first.monitor
@@ -363,11 +367,21 @@ class Simulation:
                 shapes.append(line.buffer(PERSON_FOOTPRINT_M, cap_style="square"))
         return shapes
 
+    def _whole_robot(self) -> bool:
+        """Whether the safety functions see the robot whole, its tool and carried part with its
+        arm: outside zones mode (zones runs keep the figures they had, docs/safety.md)."""
+        return self.scenario.safety.mode != "zones"
+
+    def _robot_shapes(self) -> RobotShapes:
+        """The robot as a person's safety monitor measures it (:mod:`hri.run.robot_shapes`)."""
+        return RobotShapes(self.client, self.robot, self._whole_robot(), self.parts.robot_part_body,
+                           self.parts.follow_robot)
+
     def _pfl_setup(self) -> PflSetup:
         """Power and force limiting's figures, in every safety mode: the robot's effective mass
         from its moving parts' mass and its payload (:class:`hri.scenario.model.RobotSetup`)."""
         robot, safety = self.scenario.robot, self.scenario.safety
-        return PflSetup(robot_effective_mass(robot.moving_mass_kg, robot.payload_kg),
+        return PflSetup(robot_effective_mass(robot.moving_mass_kg, robot.payload_kg + self.robot.tool_mass_kg),
                         safety.pfl.contact_distance_m, safety.rest_speed_m_s)
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":

@@ -89,6 +89,7 @@ class PersonStats:
     person_actions_failed: int = 0
     person_action_failures: dict[str, int] = field(default_factory=dict)
     safety_violations: int = 0
+    robot_touches: int = 0  # the person touching the robot at rest (hri.run.monitor); in as_dict when any
     # time within Hall's distances of the robot (hri.run.monitor.PROXEMICS), by the separation
     proxemic_time_s: dict[str, float] = field(default_factory=lambda: {z: 0.0 for z in PROXEMIC_ZONES})
     human_calls: int = 0  # the robot's calls of this person (their "called" flag)
@@ -124,6 +125,7 @@ class PersonStats:
             "person_actions_failed": self.person_actions_failed,
             "person_action_failures": _most_frequent(self.person_action_failures),
             "safety_violations": self.safety_violations,
+            **({"robot_touches": self.robot_touches} if self.robot_touches else {}),
             "proxemic_time_s": {k: round(v, 6) for k, v in self.proxemic_time_s.items()},
             "human_calls": self.human_calls,
             "human_response_s": _mean(self.human_response_times),
@@ -153,6 +155,7 @@ class RunStats:
     human_calls: int = 0
     human_response_times: list[float] = field(default_factory=list)
     safety_violations: int = 0
+    robot_touches: int = 0  # touches of the robot at rest by a person (not violations); in as_dict when any
     max_robot_speed_m_s: float = 0.0
     max_stop_intrusion_m: float | None = None  # deepest into the stop zone before the robot rested
     ssm_margin_min_m: float | None = None  # SSM: smallest separation minus S_p while the robot moved
@@ -231,6 +234,7 @@ class RunStats:
             "human_calls": self.human_calls,
             "human_response_s": _mean(self.human_response_times),
             "safety_violations": self.safety_violations,
+            **({"robot_touches": self.robot_touches} if self.robot_touches else {}),
             "max_robot_speed_m_s": round(self.max_robot_speed_m_s, 6),
             "max_stop_intrusion_m": None if self.max_stop_intrusion_m is None else round(self.max_stop_intrusion_m, 6),
             "ssm_margin_min_m": None if self.ssm_margin_min_m is None else round(self.ssm_margin_min_m, 6),

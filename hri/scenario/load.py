@@ -41,6 +41,7 @@ from hri.workcell.layout import Furniture, PartsSettings, Room
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
+    from hri.robot.scene import ToolShape
     from hri.kinematics.arm_model import ArmModel
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
@@ -55,6 +56,7 @@ _SCHEMA: dict[str, Any] = {
     "furniture": "any",
     "robot": {"base": "pose", "reduced_velocity": float, "config": "any", "model": str, "base_link": str,
               "tool_link": str, "moving_mass_kg": float, "payload_kg": float,
+              "tool": {"radius_m": float, "length_m": float, "mass_kg": float},
               "limits": {"position": list, "velocity": "any"}},
     "person": {"start": "pose", "walk_stride_m": float, "clearance_m": float, "walking_speed_mps": float,
                "height_m": float},
@@ -297,7 +299,8 @@ def build_scenario(document: Document, file: str) -> Scenario:
         simulation=SimulationSettings(**{key: float(value) for key, value in simulation.items()}),
         room=room, furniture=furniture,
         robot=RobotSetup(base, float(robot["reduced_velocity"]), robot_config, arm,
-                         *_read_robot_masses(robot, arm, parts, fail)), people=people,
+                         *_read_robot_masses(robot, arm, parts, fail), _read_tool(robot.get("tool"), fail)),
+        people=people,
         zones=zones, areas=areas, poses=poses, trees=trees,
         safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail),
         net=net, parts=parts, faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
@@ -631,6 +634,23 @@ def _read_robot_masses(robot: dict, arm: ArmModel, parts: PartsSettings, fail: F
              "power and force limiting needs it: set robot.moving_mass_kg", "robot.model")
     payload = float(robot["payload_kg"]) if "payload_kg" in robot else (parts.mass if parts.feeders else 0.0)
     return moving, payload
+
+
+def _read_tool(tool: dict | None, fail: Fail) -> ToolShape | None:
+    """``robot.tool``: the tool's shape for the safety functions (:class:`hri.robot.scene.ToolShape`),
+    its keys defaulting to the default gripper's; None without the section."""
+    from dataclasses import fields, replace
+
+    from hri.robot.scene import DEFAULT_TOOL
+
+    if tool is None:
+        return None
+    limits = {"radius_m": (1e-3, 0.5, " m"), "length_m": (1e-3, 1.0, " m"), "mass_kg": (0.0, MAX_MASS_KG, " kg")}
+    for field in fields(DEFAULT_TOOL):
+        key = field.name
+        if key in tool and (problem := range_problem(tool[key], *limits[key])) is not None:
+            fail(f"robot.tool.{key} {problem}", f"robot.tool.{key}")
+    return replace(DEFAULT_TOOL, **{key: float(value) for key, value in tool.items()})
 
 
 def _read_robot_config(config: Any, arm: ArmModel, fail: Fail) -> RobotConfig:

@@ -22,6 +22,7 @@ from hri.workcell.layout import Furniture, PartsSettings, Room
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
     from hri.robot.arm import RobotConfig
+    from hri.robot.scene import ToolShape
     from hri.kinematics.arm_model import ArmModel
 
 ROLES = ("person", "robot")  # the kinds of tree: a person's, the robot's
@@ -81,6 +82,7 @@ robot carries at most; a carried part is massless in the physics)."""
     model: ArmModel
     moving_mass_kg: float
     payload_kg: float
+    tool: "ToolShape | None" = None  # robot.tool; None: the default gripper, unless the arm has its own
 
 
 #: the name of the one person of a scenario with ``person:`` (its tree, ``.btlog``, Groot2 port)

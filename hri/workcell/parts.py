@@ -214,6 +214,24 @@ class PartManager:
                      if part.holder == holder and (carrier is None or part.carrier == carrier)), None)
 
     # --- the robot's gripper --------------------------------------------------------------
+    def robot_part_body(self) -> int | None:
+        """The body of the part the robot holds (None: none): part of the robot for the safety
+        functions (:mod:`hri.run.robot_shapes`)."""
+        part = self.holding("robot")
+        return None if part is None else part.body_id
+
+    def follow_robot(self) -> None:
+        """Put the part the robot holds where the tool frame has it now: the next physics step
+        puts it there first (:meth:`step`), so this only does it earlier, for a distance query."""
+        part = self.holding("robot")
+        if part is not None:
+            self._follow(part)
+
+    def reach_beyond_tool(self) -> float:
+        """How far (m) a point of a part the robot holds can be from its tool frame: the part's
+        diagonal beyond the grasp distance (its top within that of the tool when grasped)."""
+        return self.grasp_distance + math.hypot(*self.size)
+
     def robot_grasp(self) -> bool:
         """Attach the free part whose top is at the tool (within grasp_distance); False if none."""
         if self.holding("robot") is not None:
