@@ -208,7 +208,8 @@ class SafetyMonitor:
     def __init__(self, client: int, zones: dict[str, Area], robot, person_body: int,
                  limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
                  person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None,
-                 pfl: PflSetup | None = None, person: PersonStats | None = None, name: str | None = None):
+                 pfl: PflSetup | None = None, person: PersonStats | None = None, name: str | None = None,
+                 ssm_invariant: bool = True):
         self.client = client
         self.person = stats if person is None else person  # where the person's figures go
         self.name = name  # several people: whose monitor (in its events)
@@ -253,7 +254,8 @@ class SafetyMonitor:
         self.now = 0.0
         # read now: at the end of a --gui run whose window was closed PyBullet cannot be asked
         self.link_names = {body: _link_names(client, body) for body in (person_body, robot.body_id)}
-        self._ssm_watch = None if ssm is None else SsmWatch(self, ssm)
+        # ssm_invariant: S_p is the safety function's invariant (not in the PFL modes, whose is PFL's)
+        self._ssm_watch = None if ssm is None else SsmWatch(self, ssm, ssm_invariant)
         self.pfl = None if pfl is None else PflMonitor(client, person_body, robot.body_id, pfl, self.link_names,
                                                       self.closing_speed * dt, stats, events, self._who, person)
 

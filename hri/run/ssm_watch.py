@@ -62,9 +62,10 @@ class Monitor(Protocol):
 class SsmWatch:
     """The SSM invariant and the controller's queries, for one safety monitor."""
 
-    def __init__(self, monitor: Monitor, terms: SsmTerms):
+    def __init__(self, monitor: Monitor, terms: SsmTerms, invariant: bool = True):
         self.monitor = monitor
         self.terms = terms
+        self.invariant = invariant  # False: the queries only (the PFL modes: PFL's contacts are the check)
         self._stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
 
     def after_step(self, t: float, zone: str) -> None:
@@ -74,7 +75,8 @@ class SsmWatch:
         if m.measured_t != t and self._controller_due(t, separation, full):
             m.measure_posed()
             separation = m.separation_bound(t)
-        self._check(t, zone, separation, full)
+        if self.invariant:
+            self._check(t, zone, separation, full)
 
     def _controller_due(self, t: float, bound: float, full: float) -> bool:
         """Whether the controller's next step needs a fresh query (the module's schedule);
