@@ -14,12 +14,16 @@ Mutations these tests catch (each tried by hand):
   permissible speed passes;
 * the clamping test's direction reversed (the fixed body on the robot's side): the hand on the
   table is judged transient;
-* quasi-static speeds with the transient reduced mass (m_H kept): 0.6745 m/s, not 0.1391.
+* quasi-static speeds with the transient reduced mass (m_H kept): 0.6745 m/s, not 0.1391;
+* pfl's S_p chain without its break (every pair within the query binds): the head's 0 stops
+  the robot before it reaches the upper arm;
+* the run's mode not dispatched to the PFL controller (SSM's in its place): the run tests fail.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pybullet as p
 import pytest
@@ -30,10 +34,13 @@ from hri.run.pfl_contacts import PflSetup
 from hri.run.pfl_control import PflController
 from hri.run.ssm_control import CAP_STEP, SsmTerms
 from hri.run.stats import EventLog, RunStats
+from hri.run.sim import Simulation
+from hri.scenario.load import load_scenario
 from hri.scenario.model import SsmOptions
 from test_pfl_contacts import A1, DT, ELBOW_AT, LIMITS, ZONES, _turn_a1, new_world
 
 M_R = 27.001 / 2
+TOUCH = Path(__file__).parent / "data" / "pfl" / "touch.yaml"
 #: link5's contact area 0.5 cm^2 (a sharper edge than the default 1 cm^2): the upper arm's
 #: permissible speed is then the humerus's pressure, 2 x 190 N/cm^2 x 0.5 cm^2 = 190 N,
 #: 190 / 271.361 = 0.7002 m/s (tests/test_pfl_contacts.py has sqrt(mu K) = 271.361 N s/m)
@@ -206,3 +213,20 @@ def test_the_same_press_without_the_table_is_transient(world):
     [event] = _contacts(monitor)
     assert (event["contact"], event["clamped_by"]) == ("transient", None)
     assert event["permissible_m_s"] == pytest.approx(1.3489, abs=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["pfl", "ssm+pfl"])
+def test_a_run_in_a_pfl_mode_limits_the_robot_near_the_person(mode):
+    """tests/data/pfl/touch.yaml: the visitor stands at the robot's table, the worker far away;
+    the zones lie in a far corner. The robot's zone subtree stands aside and the controller
+    holds the robot at a permissible fraction (at most the hands', 0.12) from the first step,
+    judging every pair of both people."""
+    scenario = load_scenario(str(TOUCH), [f"safety.mode={mode}"])
+    with Simulation(scenario, 1) as sim:
+        assert isinstance(sim.ssm, PflController) and len(sim.ssm.monitors) == 2
+        sim.run(1.0)
+        assert 0.0 <= sim.robot.safety_cap <= 0.12
+        events = sim.events.events
+    [limit] = [e for e in events if e["event"] == "pfl_limit"]
+    assert limit["t"] <= 2 * DT and limit["cap"] <= 0.12
+    assert not [e for e in events if e["event"] == "ssm_stop"]

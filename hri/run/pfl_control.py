@@ -9,10 +9,15 @@ speed over v_r at full speed (the stopping model's bound: no robot point is fast
 f · Σ reach_i · vmax_i at fraction f), rounded down to ``CAP_STEP``. The cap acts as SSM's
 does (:meth:`RobotArm.set_safety_cap`); ``hri.run.ssm_control`` gives S_p.
 
-Each physics step, before the arm's own step, the controller measures PyBullet's closest points
-of the pairs of links of each person and the robot that can matter (the person posed first,
-with the safety monitor's own query, so its separation bound stays fresh), each distance less
-one step's closing (v_h + v_r) dt, S_p as SSM has it (:mod:`hri.run.ssm_control`):
+Each physics step, before the arm's own step, the controller takes PyBullet's closest points
+of the pairs of links of each person and the robot that can matter, each distance less one
+step's closing (v_h + v_r) dt, S_p as SSM has it (:mod:`hri.run.ssm_control`). The pairs are
+measured (the person posed first, with the safety monitor's own query, so its separation bound
+stays fresh) when their distances may have closed by ``PAIRS_STALE_M`` since the last
+measurement (by the person's speed bound and the robot's measured bound of its fastest point,
+step by step), on a step the person was posed anyway when the last is ``SSM_REFRESH_S`` old,
+and whenever a pair may be within the contact distance; between, each distance less what it
+may have closed. Per mode:
 
 * ``pfl``, PFL alone: the robot never runs faster than the permissible fraction of the
   nearest pair, nor of any pair within S_p of that fraction (the robot could reach it before
@@ -40,7 +45,7 @@ quasi-static limits while the cap holds the transient ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -128,7 +133,8 @@ class PflController:
         else:
             reach = self.terms.required_m(self._top, v_h) + closing  # S_p at the largest permissible fraction
             for k, monitor in enumerate(self.monitors):
-                pairs = self._pairs(k, monitor, reach) if monitor.separation_bound(t + self.dt) - closing < reach else []
+                near = monitor.separation_bound(t + self.dt) - closing < reach
+                pairs = list(self._pairs(k, monitor, reach)) if near else []
                 if pairs or monitor.posed or self._kept[k].person_link is None:
                     if not pairs:  # far: the nearest pair as the person is posed now
                         if not math.isfinite(monitor.measured_t):
@@ -147,7 +153,7 @@ class PflController:
         return sorted(p.getClosestPoints(monitor.person_body, self.robot.body_id, cutoff, physicsClientId=monitor.client),
                       key=lambda record: record[8])
 
-    def _pairs(self, k: int, monitor: SafetyMonitor, cutoff: float) -> list[tuple[float, tuple]]:
+    def _pairs(self, k: int, monitor: SafetyMonitor, cutoff: float) -> Iterable[tuple[float, tuple]]:
         """Every pair of person ``k``'s links and the robot's that may be within ``cutoff`` now:
         (a lower bound of its distance, its closest-point record), nearest first. From the
         last measurement while that is fresh enough (the module's schedule), else measured now,
@@ -157,17 +163,16 @@ class PflController:
         if cache is not None:
             then, reached, records = cache
             slack = self._closed[k]
-            pairs = [(record[8] - slack, record) for record in records]
             if (slack < PAIRS_STALE_M and reached - slack >= cutoff
                     and not (monitor.posed and now - then >= SSM_REFRESH_S)
-                    and all(bound > monitor.pfl.distance for bound, _ in pairs)):
-                return pairs
+                    and (not records or records[0][8] - slack > monitor.pfl.distance)):  # nearest first
+                return ((record[8] - slack, record) for record in records)
         if monitor.measured_t != now:
             monitor.measure_posed()
         records = self._query(monitor, cutoff + PAIRS_STALE_M)
         self._cache[k] = (now, cutoff + PAIRS_STALE_M, records)
         self._closed[k] = 0.0
-        return [(record[8], record) for record in records]
+        return ((record[8], record) for record in records)
 
     def _pair_limit(self, monitor: SafetyMonitor, distance: float, record: tuple, cap: float) -> Limit:
         """The limit of ``record``'s pair, ``distance`` apart, at ``cap``: 0 in contact."""
@@ -183,7 +188,7 @@ class PflController:
             self._fractions[key] = self.fraction(monitor.pfl.limit(record[3], record[4]).permissible_speed)
         return self._fractions[key]
 
-    def _graded(self, pairs: list[tuple[float, tuple]], monitor: SafetyMonitor, closing: float, v_h: float) -> Limit:
+    def _graded(self, pairs: Iterable[tuple[float, tuple]], monitor: SafetyMonitor, closing: float, v_h: float) -> Limit:
         """ssm+pfl: the cap one person's ``pairs`` allow."""
         limit = Limit(1.0)
         for distance, record in pairs:

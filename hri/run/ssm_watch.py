@@ -65,18 +65,21 @@ class SsmWatch:
     def __init__(self, monitor: Monitor, terms: SsmTerms, invariant: bool = True):
         self.monitor = monitor
         self.terms = terms
-        self.invariant = invariant  # False: the queries only (the PFL modes: PFL's contacts are the check)
+        # False (the PFL modes): neither the invariant (PFL's contacts are the check) nor the
+        # SSM controller's queries (hri.run.pfl_control takes its own)
+        self.invariant = invariant
         self._stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
 
     def after_step(self, t: float, zone: str) -> None:
         """The controller's query, if one is due, then the invariant."""
+        if not self.invariant:
+            return
         m = self.monitor
         separation, full = m.separation_bound(t), self.terms.full_m()
         if m.measured_t != t and self._controller_due(t, separation, full):
             m.measure_posed()
             separation = m.separation_bound(t)
-        if self.invariant:
-            self._check(t, zone, separation, full)
+        self._check(t, zone, separation, full)
 
     def _controller_due(self, t: float, bound: float, full: float) -> bool:
         """Whether the controller's next step needs a fresh query (the module's schedule);
