@@ -51,14 +51,20 @@ ELBOW_AT = (1.62215, 1.09005)  # the person (facing +y) with the left elbow 5 mm
 CONTACT = PflSetup(robot_mass_kg=27.001 / 2, contact_distance_m=0.01, rest_speed_m_s=0.002)
 
 
-@pytest.fixture(scope="module")
-def world():
+def new_world():
+    """A world of its own with the robot at BASE and the humanoid: yields (client, robot,
+    person, the rest pose) and closes it after."""
     client = p.connect(p.DIRECT)
     robot = RobotArm(client, BASE, lambda c: [], RobotConfig())
     person = HumanoidBody(client)
     yield client, robot, person, ClipLibrary.default().rest_pose()
     robot.close()
     p.disconnect(client)
+
+
+@pytest.fixture(scope="module")
+def world():
+    yield from new_world()
 
 
 def _turn_a1(robot: RobotArm, rate: float) -> None:

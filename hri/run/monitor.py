@@ -208,7 +208,7 @@ class SafetyMonitor:
                  limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
                  person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None,
                  pfl: PflSetup | None = None, person: PersonStats | None = None, name: str | None = None,
-                 shapes: RobotShapes | None = None):
+                 shapes: RobotShapes | None = None, ssm_invariant: bool = True):
         self.client = client
         self.person = stats if person is None else person  # where the person's figures go
         self.name = name  # several people: whose monitor (in its events)
@@ -256,7 +256,8 @@ class SafetyMonitor:
         # the robot as the distances see it: the arm's links, with whole=True its tool and carried part
         self.shapes = shapes if shapes is not None else RobotShapes(client, robot)
         self._touching = False  # the person is inside the robot at rest (a touch, counted once)
-        self._ssm_watch = None if ssm is None else SsmWatch(self, ssm)
+        # ssm_invariant: S_p is the safety function's invariant (not in the PFL modes, whose is PFL's)
+        self._ssm_watch = None if ssm is None else SsmWatch(self, ssm, ssm_invariant)
         self.pfl = None if pfl is None else PflMonitor(client, person_body, self.shapes, pfl, self.link_names,
                                                       self.closing_speed * dt, stats, events, self._who, person)
 

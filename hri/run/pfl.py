@@ -20,7 +20,14 @@ A body area's speed is the smaller of its force- and pressure-based speeds; a re
 smallest over its areas; a humanoid link that covers several regions takes the smallest over
 them, as Annex A asks for the value that yields the lowest v_rel,max where several apply.
 The contact area A defaults to 1 cm^2, the area the secondary source [A] of the data file
-uses (the standard's own worked example could not be read to check it).
+uses (the standard's own worked example could not be read to check it); a scenario can give
+each robot link its own (``safety.pfl.contact_area_cm2``).
+
+Clamping. A contact in which the body part lies between the robot and a fixed surface
+(quasi-static contact, :mod:`hri.run.pfl_contacts` decides it) is judged against Table A.2's
+*quasi-static* limits F_s and p_s (no transient factor), and the body part cannot recoil: all
+of the robot's kinetic energy goes into the part, ``mu = m_R`` (m_H unbounded), so
+``v_max = F_s / sqrt(m_R K)``. Every region, the head's included, has quasi-static limits.
 """
 
 from __future__ import annotations
@@ -88,8 +95,12 @@ class BodyRegion:
 
     def transient_pressure(self, area: BodyArea) -> float:
         """p_max of ``area`` for transient contact (N/cm^2), its smaller side's value."""
-        pressures = [p for p in (area.pressure, area.pressure_non_dominant) if p is not None]
-        return min(pressures) * (self.transient_factor or 0.0)
+        return self.quasi_static_pressure(area) * (self.transient_factor or 0.0)
+
+    @staticmethod
+    def quasi_static_pressure(area: BodyArea) -> float:
+        """p_s of ``area`` (N/cm^2), its smaller side's value."""
+        return min(p for p in (area.pressure, area.pressure_non_dominant) if p is not None)
 
 
 def _area(entry: dict) -> BodyArea:
@@ -145,15 +156,23 @@ def speed_for_pressure(pressure: float, area_cm2: float, mu: float, spring_const
     return speed_for_force(pressure * area_cm2, mu, spring_constant)
 
 
+TRANSIENT, QUASI_STATIC = "transient", "quasi-static"  # the two kinds of contact of Annex A
+
+
 def permissible_speed(region: BodyRegion, robot_mass: float,
-                      area_cm2: float = DEFAULT_CONTACT_AREA_CM2) -> float:
-    """The largest transient contact speed (m/s) Annex A permits on ``region`` for a robot of
-    effective mass ``robot_mass``: the smallest of its force- and its areas' pressure-based
-    speeds; 0 where transient contact is not permitted."""
-    mu = reduced_mass(region.effective_mass, robot_mass)
-    speeds = [speed_for_force(region.transient_force, mu, region.spring_constant)]
-    speeds += [speed_for_pressure(region.transient_pressure(a), area_cm2, mu, region.spring_constant)
-               for a in region.areas]
+                      area_cm2: float = DEFAULT_CONTACT_AREA_CM2, kind: str = TRANSIENT) -> float:
+    """The largest contact speed (m/s) Annex A permits on ``region`` for a robot of effective
+    mass ``robot_mass``: the smallest of its force- and its areas' pressure-based speeds.
+    Transient: the transient limits and the reduced mass, 0 where transient contact is not
+    permitted; quasi-static (clamping): the quasi-static limits and the robot's mass alone."""
+    if kind == QUASI_STATIC:
+        mu, force = robot_mass, region.force
+        pressures = [region.quasi_static_pressure(a) for a in region.areas]
+    else:
+        mu, force = reduced_mass(region.effective_mass, robot_mass), region.transient_force
+        pressures = [region.transient_pressure(a) for a in region.areas]
+    speeds = [speed_for_force(force, mu, region.spring_constant)]
+    speeds += [speed_for_pressure(pressure, area_cm2, mu, region.spring_constant) for pressure in pressures]
     return min(speeds)
 
 
@@ -166,6 +185,7 @@ class PflContact:
     region: str
     speed: float
     permissible_speed: float
+    kind: str = TRANSIENT
 
     @property
     def ratio(self) -> float:
@@ -179,8 +199,8 @@ class PflContact:
 
 
 def assess_contact(link: str, speed: float, robot_mass: float,
-                   area_cm2: float = DEFAULT_CONTACT_AREA_CM2) -> PflContact:
-    """Judge a transient contact of the robot with the humanoid's ``link`` at relative speed
+                   area_cm2: float = DEFAULT_CONTACT_AREA_CM2, kind: str = TRANSIENT) -> PflContact:
+    """Judge a contact of ``kind`` of the robot with the humanoid's ``link`` at relative speed
     ``speed`` (m/s, towards the person) against the lowest permissible speed of the regions
     the link covers."""
     regions = body_regions()
@@ -188,6 +208,6 @@ def assess_contact(link: str, speed: float, robot_mass: float,
         keys = HUMANOID_LINK_REGIONS[link]
     except KeyError:
         raise HriError(f"PFL: the humanoid has no link named {link!r}") from None
-    limits = {key: permissible_speed(regions[key], robot_mass, area_cm2) for key in keys}
+    limits = {key: permissible_speed(regions[key], robot_mass, area_cm2, kind) for key in keys}
     region = min(limits, key=limits.__getitem__)
-    return PflContact(link, region, speed, limits[region])
+    return PflContact(link, region, speed, limits[region], kind)

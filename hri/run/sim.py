@@ -47,12 +47,13 @@ from hri.base.geometry import Pose
 from hri.run.monitor import ZONE_ORDER, PeopleWatch, SafetyLimits, SafetyMonitor, strictest, zone_of
 from hri.run.pfl import robot_effective_mass
 from hri.run.pfl_contacts import PflSetup
+from hri.run.pfl_control import PflController
 from hri.run.robot_shapes import RobotShapes
 from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager, PersonHand
 from hri.robot.arm import RobotArm
 from hri.net import Network
-from hri.scenario.model import ROBOT, PersonSetup, Scenario
+from hri.scenario.model import PFL_MODES, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
@@ -202,7 +203,8 @@ class Simulation:
         self._faults = list(scenario.faults)
         check_split(self._faults, split)
         self.faults: FaultInjector | None = None
-        self.ssm: SsmController | None = None  # safety.mode ssm: speed and separation monitoring
+        # safety.mode ssm: speed and separation monitoring; pfl, ssm+pfl: power and force limiting
+        self.ssm: SsmController | PflController | None = None
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
@@ -294,14 +296,18 @@ class Simulation:
                                            person_speed=person.plugin.speed_bound, ssm=terms, pfl=pfl,
                                            person=None if person.figures is self.stats else person.figures,
                                            name=person.name if scenario.several else None,
-                                           shapes=self._robot_shapes())
+                                           shapes=self._robot_shapes(), ssm_invariant=safety.mode not in PFL_MODES)
+            person.monitor.pfl.fixed = {body: name for name, body in furniture.items()}  # clamping against them
             if terms is not None:
                 person.monitor.pose_person = lambda plugin=person.plugin: plugin.preview(self.now() - self.dt, self.dt)
         self.monitor = first.monitor
         self.people_watch = None if not scenario.several else PeopleWatch(
             self.client, {person.name: person.plugin.body_id for person in self.people}, self.stats, self.events,
             self.strict)
-        if terms is not None:
+        if safety.mode in PFL_MODES:
+            self.ssm = PflController(safety.mode, self.robot, terms, [person.monitor for person in self.people],
+                                     self.dt, self.events.emit)
+        elif terms is not None:
             self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit)
         if self._faults:
             targets = FaultTargets(self.plugin, self.actor_link, self.client, self.trees,
@@ -317,9 +323,9 @@ class Simulation:
             self._started.append(observer)
 
     def _ssm_terms(self) -> SsmTerms | None:
-        """S_p's terms in SSM mode (the arm's stopping model is built here, once), else None."""
+        """S_p's terms in SSM and PFL modes (the arm's stopping model is built here, once), else None."""
         safety = self.scenario.safety
-        if safety.mode != "ssm":
+        if safety.mode == "zones":
             return None
         if not self.scenario.several:
             return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
@@ -382,7 +388,8 @@ class Simulation:
         from its moving parts' mass and its payload (:class:`hri.scenario.model.RobotSetup`)."""
         robot, safety = self.scenario.robot, self.scenario.safety
         return PflSetup(robot_effective_mass(robot.moving_mass_kg, robot.payload_kg + self.robot.tool_mass_kg),
-                        safety.pfl.contact_distance_m, safety.rest_speed_m_s)
+                        safety.pfl.contact_distance_m, safety.rest_speed_m_s, safety.pfl.contact_area_cm2,
+                        safety.pfl.contact_areas)
 
     def _start_tree(self, role: str, seed: np.random.SeedSequence) -> "TreeHost | RemoteTreeHost":
         broker = self.services.broker_address

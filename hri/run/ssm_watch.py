@@ -62,13 +62,18 @@ class Monitor(Protocol):
 class SsmWatch:
     """The SSM invariant and the controller's queries, for one safety monitor."""
 
-    def __init__(self, monitor: Monitor, terms: SsmTerms):
+    def __init__(self, monitor: Monitor, terms: SsmTerms, invariant: bool = True):
         self.monitor = monitor
         self.terms = terms
+        # False (the PFL modes): neither the invariant (PFL's contacts are the check) nor the
+        # SSM controller's queries (hri.run.pfl_control takes its own)
+        self.invariant = invariant
         self._stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
 
     def after_step(self, t: float, zone: str) -> None:
         """The controller's query, if one is due, then the invariant."""
+        if not self.invariant:
+            return
         m = self.monitor
         separation, full = m.separation_bound(t), self.terms.full_m()
         if m.measured_t != t and self._controller_due(t, separation, full):

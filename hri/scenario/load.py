@@ -33,7 +33,7 @@ from hri.scenario.faults import Fault, parse_faults
 from hri.scenario.model import (HEIGHT_RANGE_M, ISO_13855_WALKING_SPEED_M_S, MAX_ANGLE_DEG, MAX_LENGTH_M, MAX_MASS_KG, MAX_PEOPLE, MAX_RATE_HZ,
                                 MAX_WALKING_SPEED_M_S, MEASURED,
                                 MIN_PERSON_GAP_M, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PERSON, PERSON_NAME_PATTERN,
-                                PFL_CONTACT_DISTANCE_MAX_M, ROBOT, SAFETY_MODES, PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
+                                PFL_CONTACT_AREA_CM2, PFL_CONTACT_DISTANCE_MAX_M, ROBOT, SAFETY_MODES, PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
                                 SsmOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
 from hri.workcell.layout import Furniture, PartsSettings, Room
@@ -75,7 +75,7 @@ _SCHEMA: dict[str, Any] = {
                "speed_tolerance": float, "mode": str,
                "ssm": {"person_speed_m_s": "any", "reaction_time_s": float, "intrusion_distance_m": float,
                        "person_uncertainty_m": float, "robot_uncertainty_m": float},
-               "pfl": {"contact_distance_m": float}},
+               "pfl": {"contact_distance_m": float, "contact_area_cm2": "any"}},
 }
 #: keys a section must have (the others of ``_SCHEMA`` are optional)
 _REQUIRED_IN = {
@@ -302,7 +302,7 @@ def build_scenario(document: Document, file: str) -> Scenario:
                          *_read_robot_masses(robot, arm, parts, fail), _read_tool(robot.get("tool"), fail)),
         people=people,
         zones=zones, areas=areas, poses=poses, trees=trees,
-        safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail),
+        safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail, arm),
         net=net, parts=parts, faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
 
@@ -514,7 +514,7 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
 _SAFETY_NUMBERS = ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance")
 
 
-def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail) -> SafetySettings:
+def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel) -> SafetySettings:
     """``safety``: the monitor's limits, the mode and the SSM terms (their types are checked by
     the schema, their ranges here). The SSM controller acts once a physics step, so the
     reaction time it may assume is at least one step."""
@@ -535,18 +535,45 @@ def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail) -> SafetySett
         fail(f"safety.ssm.reaction_time_s must be at least one physics step, {step_s:.6g} s (1/physics_rate_hz): "
              f"the SSM controller acts once a step, got {ssm['reaction_time_s']:g}", "safety.ssm.reaction_time_s")
     return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
-                          pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail))
+                          pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail, arm))
 
 
-def _read_pfl(pfl: dict, physics_rate_hz: float, fail: Fail) -> PflOptions:
+def _read_pfl(pfl: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel) -> PflOptions:
     """``safety.pfl`` (its types are checked by the schema): a contact distance the safety
-    monitor measures on every step, by default one step's travel at a fast touch."""
+    monitor measures on every step, by default one step's travel at a fast touch; the contact
+    area, one for every robot link or per link of the robot's model."""
     distance = float(pfl.get("contact_distance_m", pfl_contact_distance(physics_rate_hz)))
     if not 0.0 < distance <= PFL_CONTACT_DISTANCE_MAX_M:
         fail(f"safety.pfl.contact_distance_m must be above 0 and at most {PFL_CONTACT_DISTANCE_MAX_M} m (below "
              f"that the safety monitor measures the separation every step), got {distance:g}",
              "safety.pfl.contact_distance_m")
-    return PflOptions(distance)
+    return PflOptions(distance, *_read_contact_areas(pfl.get("contact_area_cm2", PFL_CONTACT_AREA_CM2), arm, fail))
+
+
+def _read_contact_areas(given: Any, arm: ArmModel, fail: Fail) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """``safety.pfl.contact_area_cm2``: a positive number (every robot link), or the robot's
+    links by name with theirs (the others keep the default)."""
+    key = "safety.pfl.contact_area_cm2"
+    if not isinstance(given, dict):
+        return _contact_area(given, key, fail), ()
+    from hri.kinematics.urdf import read_urdf
+
+    links = read_urdf(arm.urdf).links
+    for link in given:
+        if link not in links:
+            near = difflib.get_close_matches(str(link), links, 1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            fail(f"{key}: {arm.urdf.name} has no link {brief(link)}{hint}; its links: {', '.join(links)}", f"{key}.{link}")
+    return PFL_CONTACT_AREA_CM2, tuple((str(link), _contact_area(value, f"{key}.{link}", fail))
+                                       for link, value in given.items())
+
+
+def _contact_area(value: Any, key: str, fail: Fail) -> float:
+    """A contact area: a positive number of cm^2, at most a square metre."""
+    if not is_number(value) or not 0.0 < float(value) <= 1e4:
+        fail(f"{key} must be a contact area above 0 and at most 10000 cm^2 (one for every robot link, or "
+             f"the robot's links by name with theirs), got {brief(value)}", key)
+    return float(value)
 
 
 def _read_room(room: dict, fail: Fail) -> Room:

@@ -124,7 +124,10 @@ class PersonSetup:
     height_m: float | None = None  # None: the humanoid's own (hri.actor.body.BODY_HEIGHT_M)
 
 
-SAFETY_MODES = ("zones", "ssm")
+#: zones (the trees' zones), ssm (speed and separation monitoring), pfl (power and force
+#: limiting: the speed limited near the person), ssm+pfl (SSM, within S_p at PFL's speed)
+SAFETY_MODES = ("zones", "ssm", "pfl", "ssm+pfl")
+PFL_MODES = ("pfl", "ssm+pfl")  # the modes in which hri.run.pfl_control limits the speed
 MEASURED = "measured"  # safety.ssm.person_speed_m_s: the person's measured speed instead of a constant
 
 
@@ -158,12 +161,19 @@ def pfl_contact_distance(physics_rate_hz: float) -> float:
     return min(PFL_CONTACT_SPEED_M_S / physics_rate_hz, PFL_CONTACT_DISTANCE_MAX_M)
 
 
+#: safety.pfl.contact_area_cm2 by default (hri.run.pfl.DEFAULT_CONTACT_AREA_CM2)
+PFL_CONTACT_AREA_CM2 = 1.0
+
+
 @dataclass(frozen=True)
 class PflOptions:
     """``safety.pfl``: power and force limiting (:mod:`hri.run.pfl_contacts`): the person's and
-    the robot's shapes closer than ``contact_distance_m`` are in contact."""
+    the robot's shapes closer than ``contact_distance_m`` are in contact; ``contact_areas``:
+    the contact area (cm^2) of the robot's links named, ``contact_area_cm2`` of the others."""
 
     contact_distance_m: float = PFL_CONTACT_DISTANCE_M
+    contact_area_cm2: float = PFL_CONTACT_AREA_CM2
+    contact_areas: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
