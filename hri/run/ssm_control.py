@@ -31,22 +31,39 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from hri.robot.arm import RobotArm
 from hri.robot.stopping import StoppingModel
+from hri.run.sensor import SafetySensor
 from hri.run.ssm import SeparationTable, SsmSettings
 from hri.scenario.model import MEASURED, SsmOptions
 
-def ssm_settings(options: SsmOptions, dt: float) -> SsmSettings:
+def ssm_settings(options: SsmOptions, dt: float, sensor: SafetySensor | None = None) -> SsmSettings:
     """The scenario's ``safety.ssm`` over the standard's defaults (a measured person speed
     leaves the default constant, which the measurement replaces); T_r by default one physics
-    step of ``dt`` seconds, the period at which :class:`SsmController` acts."""
+    step of ``dt`` seconds, the period at which :class:`SsmController` acts. With a safety
+    sensor, T_r is by default the oldest its report can be (:attr:`SafetySensor.age_s`: the
+    latency and one period, each rounded up to physics steps) plus the controller's cycle, and
+    Z_d its noise bound (the tolerance); the scenario's own keys override both."""
     given = {"reaction_time_s": dt}
+    if sensor is not None:
+        given.update(reaction_time_s=sensor.age_s + dt, person_uncertainty_m=sensor.tolerance_m)
     given.update((name, value) for name, value in vars(options).items() if value is not None and value != MEASURED)
     return SsmSettings(**given)
+
+
+def truth_settings(settings: SsmSettings, dt: float, sensor: SafetySensor | None) -> SsmSettings:
+    """The terms the safety monitor checks the true separation against: the controller's, less
+    what they hold for the sensor (its reports' age in T_r, its tolerance in Z_d), which the
+    truth does not have; the controller's own without a sensor. A controller that keeps S_p on
+    the sensor's reports keeps these on the truth (module docstring of :mod:`hri.run.sensor`)."""
+    if sensor is None:
+        return settings
+    return replace(settings, reaction_time_s=max(dt, settings.reaction_time_s - sensor.age_s),
+                   person_uncertainty_m=max(0.0, settings.person_uncertainty_m - sensor.tolerance_m))
 
 
 def stopping_model(robot: RobotArm, dt: float) -> StoppingModel:
@@ -63,6 +80,12 @@ def _stopping_model(max_velocity: tuple[float, ...], max_acceleration: tuple[flo
                                        (max_velocity, max_acceleration, max_jerk, joint_reach)), dt)
 
 
+def sensed_person_speed(settings: SsmSettings, sensor: SafetySensor) -> float:
+    """v_h measured by the sensor: the person's filtered speed towards the robot
+    (:meth:`SafetySensor.approach_m_s`), never below the settings' constant (ISO 13855's)."""
+    return max(settings.person_speed_m_s, sensor.approach_m_s())
+
+
 @dataclass(frozen=True)
 class SsmTerms:
     """S_p of our arm at a velocity fraction, with the person's speed now."""
@@ -72,12 +95,21 @@ class SsmTerms:
     person_speed: Callable[[], float] | None = None  # measured; None: the settings' constant
 
     @classmethod
-    def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float,
-                measured: Callable[[], float]) -> "SsmTerms":
-        """The terms of a run: ``measured`` is the person's speed bound, used when the
-        scenario asks for the measured speed."""
-        person = measured if options.person_speed_m_s == MEASURED else None
-        return cls(ssm_settings(options, dt), stopping_model(robot, dt), person)
+    def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float, measured: Callable[[], float],
+                sensor: SafetySensor | None = None) -> "tuple[SsmTerms, SsmTerms]":
+        """The terms of a run: the controller's and those the safety monitor checks the truth
+        against (:func:`truth_settings`; the same object without a sensor). ``measured`` is the
+        person's speed bound (the truth's measured v_h, and the controller's without a sensor);
+        with a sensor the controller's measured v_h is :func:`sensed_person_speed`."""
+        settings = ssm_settings(options, dt, sensor)
+        stopping = stopping_model(robot, dt)
+        wanted = options.person_speed_m_s == MEASURED
+        if sensor is None:
+            terms = cls(settings, stopping, measured if wanted else None)
+            return terms, terms
+        sensed = functools.partial(sensed_person_speed, settings, sensor) if wanted else None
+        return (cls(settings, stopping, sensed),
+                cls(truth_settings(settings, dt, sensor), stopping, measured if wanted else None))
 
     def person_m_s(self) -> float:
         """v_h now."""
@@ -109,8 +141,14 @@ CAP_STEP = 1.0 / 50.0
 class SsmController:
     """Caps the arm's speed every physics step so that the separation keeps S_p."""
 
-    def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, emit: Callable[..., None]):
+    def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, emit: Callable[..., None],
+                 sensor: SafetySensor | None = None):
         self.robot = robot
+        # with a sensor, the cap leaves room for the next report: the person's walk for one
+        # period and the noise turning from one bound to the other (2 Z_d), so that a cap that
+        # fits one report is not stopped by the next (the stop itself looks at the report only)
+        self._lookahead_s = 0.0 if sensor is None else sensor.period_steps * dt
+        self._lookahead_m = 0.0 if sensor is None else 2.0 * sensor.tolerance_m
         self.terms = terms
         self.dt = dt
         self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
@@ -119,29 +157,42 @@ class SsmController:
         self.stops = 0
         self.separation_m = math.inf
 
-    def step(self, t: float, separation_m: float, joint_fraction: float) -> None:
+    def step(self, t: float, separation_m: float | None, joint_fraction: float) -> None:
         """Decide and set the cap for the arm's step from ``t``: ``separation_m`` is a lower
-        bound of the separation at the step's end as if the robot stood still,
+        bound of the separation at the step's end as if the robot stood still (with a safety
+        sensor: its newest report, whose age and tolerance S_p's T_r and Z_d cover; None: the
+        sensor's update was lost, a protective stop until it reports again),
         ``joint_fraction`` the largest of the joints' measured speed fractions now."""
+        if separation_m is None:
+            self._follow(t, True, lost=True)
+            self.robot.set_safety_cap(0.0)
+            return
         v_h = self.terms.person_m_s()
         closing = (v_h + self._robot_top_m_s) * self.dt
         self.separation_m = separation_m
-        if separation_m - closing >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
+        room = separation_m - closing  # what S_p of the cap may take
+        if self._lookahead_s:
+            room -= v_h * self._lookahead_s + self._lookahead_m
+        if room >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
             self._follow(t, False)
             if self.robot.safety_cap != 1.0:
                 self.robot.set_safety_cap(1.0)
             return
         current = max(self.robot.effective_fraction, joint_fraction)
-        cap = self.terms.largest(separation_m - closing, v_h)
+        cap = self.terms.largest(room, v_h)
         stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
 
-    def _follow(self, t: float, stop: bool) -> None:
-        """The ``ssm_stop`` and ``ssm_resume`` events."""
+    def _follow(self, t: float, stop: bool, lost: bool = False) -> None:
+        """The ``ssm_stop`` and ``ssm_resume`` events (a stop for a lost sensor update says so:
+        ``sensor_lost``, with no separation)."""
         if stop == self.stopped:
             return
         self.stopped = stop
         if stop:
             self.stops += 1
-        self.emit(t, "ssm_stop" if stop else "ssm_resume", separation_m=round(self.separation_m, 6))
+        if lost:
+            self.emit(t, "ssm_stop", sensor_lost=True)
+        else:
+            self.emit(t, "ssm_stop" if stop else "ssm_resume", separation_m=round(self.separation_m, 6))

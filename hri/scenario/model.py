@@ -139,6 +139,26 @@ class SsmOptions:
     robot_uncertainty_m: float | None = None
 
 
+@dataclass(frozen=True)
+class SensorOptions:
+    """``safety.sensor``: the safety sensor the SSM controller and the zones act on
+    (:mod:`hri.run.sensor`): its update rate (Hz), its latency (s) from a measurement to the
+    report reaching the controller, its range noise (m, standard deviation; every report lies
+    within ``SENSOR_NOISE_BOUND`` of them) and the probability that an update is lost.
+    ``preset`` names the device of :file:`hri/scenario/sensors.yaml` it started from."""
+
+    rate_hz: float
+    latency_s: float = 0.0
+    range_noise_m: float = 0.0
+    dropout_probability: float = 0.0
+    preset: str | None = None
+
+
+#: a sensor's range error lies within this many standard deviations (its noise is drawn from a
+#: normal distribution truncated there): Z_d by default, the tolerance a data sheet states
+SENSOR_NOISE_BOUND = 3.0
+
+
 #: a touch at up to this relative speed (above every permissible speed of ISO/TS 15066 Annex A
 #: for our robot) leaves a physics step with the shapes within the default contact distance
 PFL_CONTACT_SPEED_M_S = 2.4
@@ -178,6 +198,7 @@ class SafetySettings:
     mode: str = "zones"
     ssm: SsmOptions = SsmOptions()
     pfl: PflOptions = PflOptions()
+    sensor: SensorOptions | None = None  # None: the ideal sensor (PyBullet's exact distances)
 
 
 @dataclass(frozen=True)
