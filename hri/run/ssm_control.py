@@ -31,14 +31,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hri.robot.arm import RobotArm
 from hri.robot.stopping import StoppingModel
 from hri.run.sensor import SafetySensor
-from hri.run.ssm import SeparationTable, SsmSettings
+from hri.run.ssm import NEAR_SEPARATION_M, SeparationTable, SsmSettings
 from hri.scenario.model import MEASURED, SsmOptions
 
 def ssm_settings(options: SsmOptions, dt: float, sensor: SafetySensor | None = None) -> SsmSettings:
@@ -52,6 +52,8 @@ def ssm_settings(options: SsmOptions, dt: float, sensor: SafetySensor | None = N
     if sensor is not None:
         given.update(reaction_time_s=sensor.age_s + dt, person_uncertainty_m=sensor.tolerance_m)
     given.update((name, value) for name, value in vars(options).items() if value is not None and value != MEASURED)
+    if isinstance(options.person_speed_m_s, float):  # the scenario's speed, close in too
+        given["person_speed_near_m_s"] = options.person_speed_m_s
     return SsmSettings(**given)
 
 
@@ -80,10 +82,11 @@ def _stopping_model(max_velocity: tuple[float, ...], max_acceleration: tuple[flo
                                        (max_velocity, max_acceleration, max_jerk, joint_reach)), dt)
 
 
-def sensed_person_speed(settings: SsmSettings, sensor: SafetySensor) -> float:
+def sensed_person_speed(settings: SsmSettings, sensor: SafetySensor, separation_m: float) -> float:
     """v_h measured by the sensor: the person's filtered speed towards the robot
-    (:meth:`SafetySensor.approach_m_s`), never below the settings' constant (ISO 13855's)."""
-    return max(settings.person_speed_m_s, sensor.approach_m_s())
+    (:meth:`SafetySensor.approach_m_s`), never below the settings' (ISO 13855's) at
+    ``separation_m``."""
+    return max(settings.person_speed_at(separation_m), sensor.approach_m_s())
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,8 @@ class SsmTerms:
 
     settings: SsmSettings
     stopping: StoppingModel
-    person_speed: Callable[[], float] | None = None  # measured; None: the settings' constant
+    person_speed: Callable[[float], float] | None = None  # measured (at a separation); None: the settings'
+    _tables: dict = field(default_factory=dict, compare=False, repr=False)  # S_p per constant v_h
 
     @classmethod
     def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float, measured: Callable[[], float],
@@ -104,32 +108,51 @@ class SsmTerms:
         settings = ssm_settings(options, dt, sensor)
         stopping = stopping_model(robot, dt)
         wanted = options.person_speed_m_s == MEASURED
+        bound = (lambda separation_m: measured()) if wanted else None
         if sensor is None:
-            terms = cls(settings, stopping, measured if wanted else None)
+            terms = cls(settings, stopping, bound)
             return terms, terms
         sensed = functools.partial(sensed_person_speed, settings, sensor) if wanted else None
-        return (cls(settings, stopping, sensed),
-                cls(truth_settings(settings, dt, sensor), stopping, measured if wanted else None))
+        return cls(settings, stopping, sensed), cls(truth_settings(settings, dt, sensor), stopping, bound)
 
-    def person_m_s(self) -> float:
-        """v_h now."""
-        return self.settings.person_speed_m_s if self.person_speed is None else self.person_speed()
+    def person_m_s(self, separation_m: float = math.inf) -> float:
+        """v_h now with the separation at ``separation_m``: measured, or the settings' (ISO
+        13855's close in below 0.5 m, :meth:`SsmSettings.person_speed_at`)."""
+        if self.person_speed is None:
+            return self.settings.person_speed_at(separation_m)
+        return self.person_speed(separation_m)
 
     def required_m(self, fraction: float, person_m_s: float | None = None) -> float:
-        """S_p (m) with the robot at ``fraction``."""
-        return self.table.required(fraction, self.person_m_s() if person_m_s is None else person_m_s)
+        """S_p (m) with the robot at ``fraction`` (v_h by default that of a far person)."""
+        v_h = self.person_m_s() if person_m_s is None else person_m_s
+        return self._table(v_h).required(fraction, v_h)
 
     def full_m(self) -> float:
-        """S_p (m) at full speed with the person's speed now."""
-        return self.table.full(self.person_m_s())
+        """S_p (m) at full speed with the person's speed now (close in, if S_p is that short)."""
+        v_h = self.person_m_s()
+        full = self._table(v_h).full(v_h)
+        if full < NEAR_SEPARATION_M:
+            v_h = self.person_m_s(full)
+            full = self._table(v_h).full(v_h)
+        return full
 
     def largest(self, separation_m: float, person_m_s: float) -> float | None:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
-        return self.table.largest(separation_m, person_m_s)
+        return self._table(person_m_s).largest(separation_m, person_m_s)
 
     @functools.cached_property
     def table(self) -> SeparationTable:
         return SeparationTable(self.settings, self.stopping)
+
+    def _table(self, v_h: float) -> SeparationTable:
+        """The table for ``v_h``: one each for the settings' two constant speeds (the person
+        close in and far, which alternate), the shared one for measured speeds."""
+        if v_h not in (self.settings.person_speed_m_s, self.settings.person_speed_near_m_s):
+            return self.table
+        table = self._tables.get(v_h)
+        if table is None:
+            table = self._tables[v_h] = SeparationTable(self.settings, self.stopping)
+        return table
 
 
 #: the cap is rounded down to a multiple of this: a cap that changed on every step would make
@@ -167,13 +190,13 @@ class SsmController:
             self._follow(t, True, lost=True)
             self.robot.set_safety_cap(0.0)
             return
-        v_h = self.terms.person_m_s()
+        v_h = self.terms.person_m_s(separation_m)
         closing = (v_h + self._robot_top_m_s) * self.dt
         self.separation_m = separation_m
         room = separation_m - closing  # what S_p of the cap may take
         if self._lookahead_s:
             room -= v_h * self._lookahead_s + self._lookahead_m
-        if room >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
+        if room >= self.terms.full_m():  # S_p at any speed fits (most steps)
             self._follow(t, False)
             if self.robot.safety_cap != 1.0:
                 self.robot.set_safety_cap(1.0)

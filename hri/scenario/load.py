@@ -419,8 +419,8 @@ def _walking_speed(spec: dict, where: str, fail: Fail) -> float | None:
         return None
     key, speed = f"{where}.walking_speed_mps", float(spec["walking_speed_mps"])
     if not 0.0 < speed <= MAX_WALKING_SPEED_M_S:
-        fail(f"{key} must be above 0 and at most {MAX_WALKING_SPEED_M_S:g} m/s (ISO 13855's approach speed of a "
-             f"body; of a walking person {ISO_13855_WALKING_SPEED_M_S:g} m/s), got {speed:g}", key)
+        fail(f"{key} must be above 0 and at most {MAX_WALKING_SPEED_M_S:g} m/s (faster, people run; ISO 13855's "
+             f"walking speed is {ISO_13855_WALKING_SPEED_M_S:g} m/s), got {speed:g}", key)
     return speed
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hri.actor.animation import MAX_WALKING_SPEED_M_S  # noqa: F401 (the scenario's too)
 from hri.actor.route import CLEARANCE_M
 from hri.base.errors import HriError
 from hri.base.geometry import Area, Pose
@@ -94,8 +95,6 @@ PERSON_NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_]{0,31}"
 MIN_PERSON_GAP_M = 0.5
 #: ISO 13855's walking speed of a person approaching a machine (K = 1600 mm/s), in m/s
 ISO_13855_WALKING_SPEED_M_S = 1.6
-#: the fastest ``walking_speed_mps``: ISO 13855's approach speed of the body (K = 2000 mm/s), m/s
-MAX_WALKING_SPEED_M_S = 2.0
 #: a person's ``height_m`` lies within these (m): adults from below ISO 7250's and DIN 33402's 1st
 #: percentile of stature (about 1.50 m) to above their 99th (about 1.95 m)
 HEIGHT_RANGE_M = (1.4, 2.1)
