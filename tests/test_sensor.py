@@ -14,7 +14,7 @@ import pytest
 
 from hri.run.sensor import SafetySensor
 from hri.run.sim import Simulation
-from hri.run.ssm_control import ssm_settings, truth_settings
+from hri.run.ssm_control import sensed_person_speed, ssm_settings, truth_settings
 from hri.scenario.load import load_scenario, sensor_presets
 from hri.scenario.model import SENSOR_NOISE_BOUND, SensorOptions, SsmOptions
 
@@ -41,6 +41,8 @@ def test_period_and_latency_round_up_to_physics_steps_and_make_the_age():
     assert (sensor.period_steps, sensor.latency_steps) == (10, 10)  # 9.6 and 9.6 steps, up
     assert sensor.age_s == pytest.approx(20 * DT)
     assert [k for k in range(1, 32) if sensor.due(k)] == [1, 11, 21, 31]
+    camera = SafetySensor(SensorOptions(30.0, 0.0666667, 0.0, 0.0), DT, np.random.default_rng(1))
+    assert (camera.period_steps, camera.latency_steps) == (8, 16)  # a written 2/30 s is 16 steps, not 17
 
 
 def test_a_report_arrives_after_the_latency_and_its_noise_stays_within_the_tolerance():
@@ -170,3 +172,15 @@ def test_a_seeded_run_with_a_sensor_reruns_bit_for_bit():
     overrides = ["safety.mode=ssm", "safety.sensor={preset: laser_scanner, dropout_probability: 0.02}"]
     first, second = (_run(overrides, 2.0, seed=5) for _ in range(2))
     assert first[0] == second[0] and first[2] == second[2]
+
+
+def test_the_measured_person_speed_with_a_sensor_never_falls_below_iso_13855s():
+    sensor = SafetySensor(SensorOptions(25.0, 0.0, 0.0, 0.0), DT, np.random.default_rng(0), robot_xy=(0.0, 0.0))
+    settings = ssm_settings(SsmOptions(person_speed_m_s="measured"), DT, sensor)
+    assert sensed_person_speed(settings, sensor, 2.0) == 1.6  # no reports yet: the floor
+    assert sensed_person_speed(settings, sensor, 0.3) == 2.0  # close in: ISO 13855's 2.0 m/s
+    for step in range(1, 100):
+        if sensor.due(step):
+            sensor.measure(step, [1.0], [(5.0 - 2.4 * step * DT, 0.0)])  # seen coming at 2.4 m/s
+        sensor.deliver(step)
+    assert sensed_person_speed(settings, sensor, 2.0) == pytest.approx(2.4)

@@ -41,6 +41,9 @@ import numpy as np
 
 from hri.scenario.model import SENSOR_NOISE_BOUND, SensorOptions
 
+#: a period or latency within this fraction of a physics step above a whole number of steps is
+#: that number (a latency written 0.0666667 s is 16 steps at 240 Hz, not 17)
+STEP_ROUNDING = 1e-4
 #: the reports the measured approach speed is fitted to: those of the last this many seconds
 APPROACH_WINDOW_S = 0.3
 
@@ -64,8 +67,9 @@ class SafetySensor:
         self.dt = dt
         self.rng = rng
         self.robot_xy = robot_xy  # the robot's base: the approach speed is towards it
-        self.period_steps = max(1, math.ceil(1.0 / (options.rate_hz * dt) - 1e-9))
-        self.latency_steps = max(0, math.ceil(options.latency_s / dt - 1e-9))
+        # rounded up; a figure within STEP_ROUNDING of a whole step (a written 2/30 s) is that step
+        self.period_steps = max(1, math.ceil(1.0 / (options.rate_hz * dt) - STEP_ROUNDING))
+        self.latency_steps = max(0, math.ceil(options.latency_s / dt - STEP_ROUNDING))
         self.tolerance_m = SENSOR_NOISE_BOUND * options.range_noise_m
         self._pending: deque[tuple[int, float, Reading | None]] = deque()  # (arrives at step, measured at, report)
         self.current: Reading | None = None  # the newest report that has arrived; None: lost

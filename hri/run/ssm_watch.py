@@ -14,7 +14,10 @@ query is taken after a step when the bound has fallen ``SSM_STALE_M`` below the 
 a step on which the body was posed anyway when the last query is ``SSM_REFRESH_S`` old, and
 when the controller would otherwise stop on the bound alone. The monitor poses the person's
 body for it when the step did not (the body has no collisions: when it is posed does not
-change the physics).
+change the physics). With a safety sensor (``safety.sensor``) the controller acts on its
+reports instead (:mod:`hri.run.sensor`), and the terms here are the truth's
+(:func:`hri.run.ssm_control.truth_settings`). v_h is taken at the separation judged (ISO 13855:
+2.0 m/s below 0.5 m, :meth:`hri.run.ssm.SsmSettings.person_speed_at`).
 """
 
 from __future__ import annotations
