@@ -184,3 +184,16 @@ def test_the_measured_person_speed_with_a_sensor_never_falls_below_iso_13855s():
             sensor.measure(step, [1.0], [(5.0 - 2.4 * step * DT, 0.0)])  # seen coming at 2.4 m/s
         sensor.deliver(step)
     assert sensed_person_speed(settings, sensor, 2.0) == pytest.approx(2.4)
+
+
+def test_a_measured_person_speed_with_a_sensor_stops_the_robot_in_time_and_is_judged_by_iso_13855s():
+    """The controller's measured v_h (sensed, floored) against the monitor's check with ISO
+    13855's: the person walking at the robot at 2.0 m/s finds it at rest, no violation."""
+    overrides = [*_walk_at_robot(WALK_20, "{preset: laser_scanner}"), "safety.ssm.person_speed_m_s=measured"]
+    samples, stats, _, sim = _run(overrides, 3.5)
+    rest = sim.scenario.safety.rest_speed_m_s
+    arrived = next(k for k, s in enumerate(samples) if s.person_y <= 1.76)
+    assert all(s.speed_m_s < rest for s in samples[arrived:])
+    assert min(s.separation_m for s in samples if s.speed_m_s >= rest) >= INTRUSION_M
+    assert sim.ssm.terms.person_m_s() >= 1.6
+    assert stats["safety_violations"] == 0

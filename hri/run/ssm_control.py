@@ -103,8 +103,10 @@ class SsmTerms:
                 sensor: SafetySensor | None = None) -> "tuple[SsmTerms, SsmTerms]":
         """The terms of a run: the controller's and those the safety monitor checks the truth
         against (:func:`truth_settings`; the same object without a sensor). ``measured`` is the
-        person's speed bound (the truth's measured v_h, and the controller's without a sensor);
-        with a sensor the controller's measured v_h is :func:`sensed_person_speed`."""
+        person's speed bound, v_h with ``measured`` and no sensor. With a sensor the
+        controller's measured v_h is :func:`sensed_person_speed`, and the truth is checked with
+        ISO 13855's, which that never falls below (the actor's own bound is every body point's
+        top speed, above 5 m/s in a walk's swing: no sensor measures that)."""
         settings = ssm_settings(options, dt, sensor)
         stopping = stopping_model(robot, dt)
         wanted = options.person_speed_m_s == MEASURED
@@ -113,7 +115,7 @@ class SsmTerms:
             terms = cls(settings, stopping, bound)
             return terms, terms
         sensed = functools.partial(sensed_person_speed, settings, sensor) if wanted else None
-        return cls(settings, stopping, sensed), cls(truth_settings(settings, dt, sensor), stopping, bound)
+        return cls(settings, stopping, sensed), cls(truth_settings(settings, dt, sensor), stopping)
 
     def person_m_s(self, separation_m: float = math.inf) -> float:
         """v_h now with the separation at ``separation_m``: measured, or the settings' (ISO
