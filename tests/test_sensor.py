@@ -177,13 +177,13 @@ def test_a_seeded_run_with_a_sensor_reruns_bit_for_bit():
 def test_the_measured_person_speed_with_a_sensor_never_falls_below_iso_13855s():
     sensor = SafetySensor(SensorOptions(25.0, 0.0, 0.0, 0.0), DT, np.random.default_rng(0), robot_xy=(0.0, 0.0))
     settings = ssm_settings(SsmOptions(person_speed_m_s="measured"), DT, sensor)
-    assert sensed_person_speed(settings, sensor, 2.0) == 1.6  # no reports yet: the floor
-    assert sensed_person_speed(settings, sensor, 0.3) == 2.0  # close in: ISO 13855's 2.0 m/s
+    assert sensed_person_speed(settings, sensor.approach_m_s, 2.0) == 1.6  # no reports yet: the floor
+    assert sensed_person_speed(settings, sensor.approach_m_s, 0.3) == 2.0  # close in: ISO 13855's 2.0 m/s
     for step in range(1, 100):
         if sensor.due(step):
             sensor.measure(step, [1.0], [(5.0 - 2.4 * step * DT, 0.0)])  # seen coming at 2.4 m/s
         sensor.deliver(step)
-    assert sensed_person_speed(settings, sensor, 2.0) == pytest.approx(2.4)
+    assert sensed_person_speed(settings, sensor.approach_m_s, 2.0) == pytest.approx(2.4)
 
 
 def test_a_measured_person_speed_with_a_sensor_stops_the_robot_in_time_and_is_judged_by_iso_13855s():
@@ -196,4 +196,21 @@ def test_a_measured_person_speed_with_a_sensor_stops_the_robot_in_time_and_is_ju
     assert all(s.speed_m_s < rest for s in samples[arrived:])
     assert min(s.separation_m for s in samples if s.speed_m_s >= rest) >= INTRUSION_M
     assert sim.ssm.terms.person_m_s() >= 1.6
+    assert stats["safety_violations"] == 0
+
+
+def test_without_a_sensor_the_measured_person_speed_is_the_ideal_sensors_walk_towards_the_robot():
+    """The person walking at the robot at 2.0 m/s: the ideal sensor's filtered speed sees 2.0
+    m/s on the way (not the actor's bound of every body point), v_h never below 1.6, no
+    violation."""
+    overrides = [item for item in _walk_at_robot(WALK_20, "x") if not item.startswith("safety.sensor")]
+    scenario = load_scenario("coexistence", [*overrides, "safety.ssm.person_speed_m_s=measured"])
+    with Simulation(scenario, seed=1) as sim:
+        seen = []
+        for _ in range(int(3.0 / sim.dt)):
+            sim.step()
+            seen.append(sim.ssm.terms.person_m_s())
+        stats = sim.stats.as_dict()
+    assert min(seen) >= 1.6
+    assert max(seen) == pytest.approx(2.0, abs=0.2)  # the pelvis speeds up and slows down within a stride
     assert stats["safety_violations"] == 0

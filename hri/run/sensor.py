@@ -58,6 +58,40 @@ class Reading:
     places: tuple[tuple[float, float], ...]
 
 
+class ApproachFilter:
+    """The people's speed towards a point (the robot's base) from their positions over time:
+    for each person the least-squares slope of the distance over the positions of the last
+    ``APPROACH_WINDOW_S``, positive towards; the fastest person's; 0 with fewer than three."""
+
+    def __init__(self, robot_xy: tuple[float, float]):
+        self.robot_xy = robot_xy
+        self._history: deque[tuple[float, tuple[tuple[float, float], ...]]] = deque()
+        self._speed: float | None = 0.0  # None: to be fitted to the history anew
+
+    def add(self, t: float, places: tuple[tuple[float, float], ...]) -> None:
+        self._history.append((t, places))
+        while self._history[0][0] < t - APPROACH_WINDOW_S - 1e-9:
+            self._history.popleft()
+        self._speed = None
+
+    def speed(self) -> float:
+        if self._speed is None:
+            self._speed = self._fit()
+        return self._speed
+
+    def _fit(self) -> float:
+        if len(self._history) < 3:
+            return 0.0
+        times = np.array([t for t, _ in self._history])
+        times -= times.mean()
+        fastest = 0.0
+        for person in range(len(self._history[0][1])):
+            distances = np.array([math.dist(places[person], self.robot_xy) for _, places in self._history])
+            slope = float(np.dot(times, distances - distances.mean()) / np.dot(times, times))
+            fastest = max(fastest, -slope)
+        return fastest
+
+
 class SafetySensor:
     """A safety sensor with the scenario's figures, stepped in physics steps of ``dt``."""
 
@@ -66,7 +100,6 @@ class SafetySensor:
         self.options = options
         self.dt = dt
         self.rng = rng
-        self.robot_xy = robot_xy  # the robot's base: the approach speed is towards it
         # rounded up; a figure within STEP_ROUNDING of a whole step (a written 2/30 s) is that step
         self.period_steps = max(1, math.ceil(1.0 / (options.rate_hz * dt) - STEP_ROUNDING))
         self.latency_steps = max(0, math.ceil(options.latency_s / dt - STEP_ROUNDING))
@@ -74,7 +107,7 @@ class SafetySensor:
         self._pending: deque[tuple[int, float, Reading | None]] = deque()  # (arrives at step, measured at, report)
         self.current: Reading | None = None  # the newest report that has arrived; None: lost
         self.last: Reading | None = None  # the newest report that was not lost
-        self._history: deque[Reading] = deque()  # the reports of the approach window
+        self.approach = ApproachFilter(robot_xy)  # the people's speed towards the robot, as reported
         self.updates = 0
         self.dropouts = 0
 
@@ -113,22 +146,10 @@ class SafetySensor:
                 lost = measured_t
             else:
                 self.last = reading
-                self._history.append(reading)
-                while self._history[0].t < reading.t - APPROACH_WINDOW_S - 1e-9:
-                    self._history.popleft()
+                self.approach.add(reading.t, reading.places)
         return lost
 
     def approach_m_s(self) -> float:
         """The person's speed towards the robot's base in the sensor's reports (m/s, positive
-        towards): the least-squares slope of the pelvis-to-base distance over the window; with
-        several people the fastest one's; 0 with fewer than three reports."""
-        if len(self._history) < 3:
-            return 0.0
-        times = np.array([r.t for r in self._history])
-        times -= times.mean()
-        fastest = 0.0
-        for person in range(len(self._history[0].places)):
-            distances = np.array([math.dist(r.places[person], self.robot_xy) for r in self._history])
-            slope = float(np.dot(times, distances - distances.mean()) / np.dot(times, times))
-            fastest = max(fastest, -slope)
-        return fastest
+        towards, :class:`ApproachFilter`); with several people the fastest one's."""
+        return self.approach.speed()

@@ -51,9 +51,9 @@ from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager, PersonHand
 from hri.robot.arm import RobotArm
 from hri.net import Network
-from hri.scenario.model import ROBOT, PersonSetup, Scenario
+from hri.scenario.model import MEASURED, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
-from hri.run.sensor import SafetySensor
+from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
@@ -207,6 +207,7 @@ class Simulation:
         self.faults: FaultInjector | None = None
         self.ssm: SsmController | None = None  # safety.mode ssm: speed and separation monitoring
         self.sensor: SafetySensor | None = None  # safety.sensor: what SSM and the zones act on
+        self.approach: ApproachFilter | None = None  # measured v_h without a sensor: the ideal sensor's
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
@@ -322,16 +323,19 @@ class Simulation:
 
     def _ssm_terms(self) -> tuple[SsmTerms | None, SsmTerms | None]:
         """S_p's terms in SSM mode (the arm's stopping model is built here, once), the
-        controller's and the monitor's (:meth:`SsmTerms.for_run`), else None twice."""
+        controller's and the monitor's (:meth:`SsmTerms.for_run`), else None twice. A measured
+        v_h is the people's speed towards the robot as the sensor sees them, or without one as
+        the ideal sensor does (their pelvis at the person rate, :attr:`approach`); of
+        several people the fastest one's (S_p then holds against each)."""
         safety = self.scenario.safety
         if safety.mode != "ssm":
             return None, None
-        if not self.scenario.several:
-            return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound, self.sensor)
-        # v_h of several people: the fastest one's (S_p then holds against each)
-        plugins = [person.plugin for person in self.people]
-        return SsmTerms.for_run(safety.ssm, self.robot, self.dt, lambda: max(p.speed_bound() for p in plugins),
-                                self.sensor)
+        if self.sensor is not None:
+            return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.sensor.approach_m_s, self.sensor)
+        if safety.ssm.person_speed_m_s == MEASURED:
+            self.approach = ApproachFilter((self.scenario.robot.base.x, self.scenario.robot.base.y))
+        return SsmTerms.for_run(safety.ssm, self.robot, self.dt,
+                                self.approach.speed if self.approach is not None else float, None)
 
     def _start_person(self, index: int, person: PersonSetup) -> PersonRun:
         """A person's actor on queues of their own, walking around the furniture, the arm and,
@@ -558,6 +562,8 @@ class Simulation:
             self._record_people()
         if self.sensor is not None and self.sensor.due(self.step_count):
             self._sense()
+        elif self.approach is not None and self.step_count % self.person_every == 0:  # the people's own steps
+            self.approach.add(self.now(), tuple(self._xy_of(person, False) for person in self.people))
         if self.observers:
             self.parts.place_riders()  # a view shows the parts on a belt where they are
             for observer in self.observers:

@@ -82,11 +82,11 @@ def _stopping_model(max_velocity: tuple[float, ...], max_acceleration: tuple[flo
                                        (max_velocity, max_acceleration, max_jerk, joint_reach)), dt)
 
 
-def sensed_person_speed(settings: SsmSettings, sensor: SafetySensor, separation_m: float) -> float:
-    """v_h measured by the sensor: the person's filtered speed towards the robot
-    (:meth:`SafetySensor.approach_m_s`), never below the settings' (ISO 13855's) at
-    ``separation_m``."""
-    return max(settings.person_speed_at(separation_m), sensor.approach_m_s())
+def sensed_person_speed(settings: SsmSettings, approach: Callable[[], float], separation_m: float) -> float:
+    """v_h measured: the person's filtered speed towards the robot as the sensor sees it
+    (``approach``: :meth:`SafetySensor.approach_m_s`, or the ideal sensor's
+    :meth:`hri.run.sensor.ApproachFilter.speed`), never below the settings' (ISO 13855's) at ``separation_m``."""
+    return max(settings.person_speed_at(separation_m), approach())
 
 
 @dataclass(frozen=True)
@@ -99,23 +99,19 @@ class SsmTerms:
     _tables: dict = field(default_factory=dict, compare=False, repr=False)  # S_p per constant v_h
 
     @classmethod
-    def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float, measured: Callable[[], float],
+    def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float, approach: Callable[[], float],
                 sensor: SafetySensor | None = None) -> "tuple[SsmTerms, SsmTerms]":
         """The terms of a run: the controller's and those the safety monitor checks the truth
-        against (:func:`truth_settings`; the same object without a sensor). ``measured`` is the
-        person's speed bound, v_h with ``measured`` and no sensor. With a sensor the
-        controller's measured v_h is :func:`sensed_person_speed`, and the truth is checked with
-        ISO 13855's, which that never falls below (the actor's own bound is every body point's
-        top speed, above 5 m/s in a walk's swing: no sensor measures that)."""
+        against (:func:`truth_settings`). ``approach`` is the people's filtered speed towards
+        the robot as the sensor (or the ideal one) sees it: with ``person_speed_m_s:
+        measured`` the controller's v_h is :func:`sensed_person_speed`, and the truth is
+        checked with ISO 13855's, which that never falls below."""
         settings = ssm_settings(options, dt, sensor)
         stopping = stopping_model(robot, dt)
-        wanted = options.person_speed_m_s == MEASURED
-        bound = (lambda separation_m: measured()) if wanted else None
-        if sensor is None:
-            terms = cls(settings, stopping, bound)
-            return terms, terms
-        sensed = functools.partial(sensed_person_speed, settings, sensor) if wanted else None
-        return cls(settings, stopping, sensed), cls(truth_settings(settings, dt, sensor), stopping)
+        truth = cls(truth_settings(settings, dt, sensor), stopping)
+        if options.person_speed_m_s != MEASURED:
+            return (truth, truth) if sensor is None else (cls(settings, stopping), truth)
+        return cls(settings, stopping, functools.partial(sensed_person_speed, settings, approach)), truth
 
     def person_m_s(self, separation_m: float = math.inf) -> float:
         """v_h now with the separation at ``separation_m``: measured, or the settings' (ISO
