@@ -437,14 +437,34 @@ class Simulation:
             self.robot.set_safety_cap(cap)
             self.events.emit(t, "sensor_stop" if cap == 0.0 else "sensor_resume")
 
-    def _deliver_reports(self, t: float) -> float | None:
-        """The sensor's reports that have arrived by this step (a lost one logged as
-        ``sensor_dropout``); the separation the SSM controller acts on, None when lost."""
+    def _sensed_before_step(self, t: float) -> float | None:
+        """With a safety sensor, at the start of a step: the reports that have arrived (a lost
+        one logged as ``sensor_dropout``; in zones mode :meth:`_hold_for_sensor`); the
+        separation the SSM controller acts on, None when lost (and without a sensor)."""
+        if self.sensor is None:
+            return None
         lost = self.sensor.deliver(self.step_count)
         if lost is not None:
             self.events.emit(t, "sensor_dropout", measured_t=round(lost, 6))
         report = self.sensor.current
-        return None if report is None else report.separation_m
+        reported = None if report is None else report.separation_m
+        if self.ssm is None:
+            self._hold_for_sensor(t, reported)
+        return reported
+
+    def _controller_separation(self, t: float, reported: float | None) -> float | None:
+        """The one person's separation the SSM controller acts on: the sensor's report, or the
+        ideal sensor's, the monitor's bound at the step's end."""
+        return self.monitor.separation_bound(t + self.dt) if self.sensor is None else reported
+
+    def _sense_after_step(self) -> None:
+        """After a physics step: the sensor's measurement when one is due (:meth:`_sense`), or
+        for a measured v_h without a sensor the people's pelvis on their own steps."""
+        if self.sensor is not None:
+            if self.sensor.due(self.step_count):
+                self._sense()
+        elif self.approach is not None and self.step_count % self.person_every == 0:
+            self.approach.add(self.now(), tuple(self._xy_of(person, False) for person in self.people))
 
     def _sense(self) -> None:
         """After a physics step on which the sensor measures: each person's true separation (a
@@ -534,9 +554,7 @@ class Simulation:
         t = self.now()
         if self.faults is not None:
             self.faults.step(t)
-        reported = None if self.sensor is None else self._deliver_reports(t)  # before the trees see them
-        if self.sensor is not None and self.ssm is None:
-            self._hold_for_sensor(t, reported)
+        reported = self._sensed_before_step(t)  # before the trees see it
         if self.step_count % self.tree_every == 0:
             self._tick_trees()
         else:
@@ -545,8 +563,7 @@ class Simulation:
             animation = self._animate(self.people[0], t)
             posed = bool(animation)
             if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
-                separation = self.monitor.separation_bound(t + self.dt) if self.sensor is None else reported
-                self.ssm.step(t, separation, self.monitor.joint_fraction())
+                self.ssm.step(t, self._controller_separation(t, reported), self.monitor.joint_fraction())
             self._step_world()
             x, y = self._person_xy(posed)
             self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
@@ -560,10 +577,7 @@ class Simulation:
             self._step_world()
             self._monitor_people(animations)
             self._record_people()
-        if self.sensor is not None and self.sensor.due(self.step_count):
-            self._sense()
-        elif self.approach is not None and self.step_count % self.person_every == 0:  # the people's own steps
-            self.approach.add(self.now(), tuple(self._xy_of(person, False) for person in self.people))
+        self._sense_after_step()
         if self.observers:
             self.parts.place_riders()  # a view shows the parts on a belt where they are
             for observer in self.observers:
