@@ -12,7 +12,6 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from hri.bench.step_breakdown import ExclusiveTimer, instrument, instrumented_step
 from hri.run.sensor import SafetySensor
 from hri.run.sim import Simulation
 from hri.run.ssm_control import sensed_person_speed, ssm_settings, truth_settings
@@ -216,20 +215,3 @@ def test_without_a_sensor_the_measured_person_speed_is_the_ideal_sensors_walk_to
     assert max(seen) == pytest.approx(2.0, abs=0.2)  # the pelvis speeds up and slows down within a stride
     assert stats["safety_violations"] == 0
 
-
-@pytest.mark.parametrize("mode", ["zones", "ssm"])
-def test_the_benchmarks_instrumented_step_is_the_real_step_with_a_sensor(mode):
-    """hri bench's step breakdown times a run with a sensor as it runs (lost updates too)."""
-    scenario = load_scenario("collaboration", [f"safety.mode={mode}",
-                                               "safety.sensor={preset: laser_scanner, dropout_probability: 0.2}"])
-    with Simulation(scenario, seed=0) as plain:
-        for _ in range(600):
-            plain.step()
-        expected = (plain.trajectory.items, plain.events.events, plain.robot.safety_cap)
-    with Simulation(scenario, seed=0) as sim:
-        timer = ExclusiveTimer()
-        instrument(sim, timer)
-        for _ in range(600):
-            instrumented_step(sim, timer)
-        assert (sim.trajectory.items, sim.events.events, sim.robot.safety_cap) == expected
-    assert any(e["event"] == "sensor_dropout" for e in expected[1])
