@@ -56,6 +56,12 @@ from hri.actor.quaternions import (Q_IDENTITY, Q_MODEL_TO_WORLD, model_to_person
 from hri.base.errors import HriError
 from hri.base.yaml_values import load as load_yaml
 
+#: the fastest a person walks, m/s: the preferred walk-to-run transition speed of adults,
+#: 2.06 m/s in A. Hreljac, "Preferred and energetically optimal gait transition speeds in human
+#: locomotion", Medicine and Science in Sports and Exercise 25 (1993) 1158-1162 (faster, people
+#: run), rounded down to ISO 13855's approach speed of the body, K = 2000 mm/s: a scenario's
+#: walking_speed_mps and a tree's stride (ActorMovement) are held to it
+MAX_WALKING_SPEED_M_S = 2.0
 SCALE = 0.25
 URDF_PATH = "humanoid/humanoid.urdf"
 WALK_MOTION_PATH = "data/motions/humanoid3d_walk.txt"

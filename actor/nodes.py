@@ -17,7 +17,7 @@ from typing import Any
 
 from py_trees.common import Status
 
-from hri.actor.animation import ClipLibrary, clip_names
+from hri.actor.animation import MAX_WALKING_SPEED_M_S, ClipLibrary, clip_names
 from hri.actor.server import GoalStatus
 from hri.actor.service import ActorClient
 from hri.bt.node import BTNode, ServiceCallNode
@@ -115,6 +115,11 @@ class ActorMovement(_ActorGoalNode):
             return None
         if port == "animation_name" and value != ClipLibrary.WALK:
             return f"port 'animation_name': the person walks with the 'walk' cycle only, got {value!r}"
+        if port == "animation_distance" and isinstance(value, float):
+            speed = value / ClipLibrary.default().walk.duration
+            if speed > MAX_WALKING_SPEED_M_S * (1.0 + 1e-6):
+                return (f"port 'animation_distance': {value:g} m per walk cycle is {speed:.3g} m/s, faster than a "
+                        f"person walks (at most {MAX_WALKING_SPEED_M_S:g} m/s)")
         return super().check_value(port, value)
 
     def send(self, actor: ActorClient) -> GoalHandle:

@@ -190,9 +190,15 @@ def test_instrumented_step_is_the_real_step() -> None:
         assert kinds.count("trees") == 1080 // sim.tree_every and {"preview", "plain"} <= set(kinds)
 
 
-def test_instrumented_step_is_the_real_step_in_ssm_mode() -> None:
-    """With the SSM controller, which the breakdown times as a component of its own."""
-    scenario = load_scenario("collaboration", ["safety.mode=ssm"])
+SENSOR = "safety.sensor={preset: laser_scanner, dropout_probability: 0.2}"  # lost updates in 600 steps
+
+
+@pytest.mark.parametrize("overrides", [["safety.mode=ssm"], ["safety.mode=ssm", SENSOR], [SENSOR]],
+                         ids=["ssm", "ssm, sensor", "zones, sensor"])
+def test_instrumented_step_is_the_real_step_in_ssm_mode(overrides: list[str]) -> None:
+    """With the SSM controller, which the breakdown times as a component of its own, and
+    with a safety sensor (its reports, lost ones too), in SSM and zones mode."""
+    scenario = load_scenario("collaboration", overrides)
     with Simulation(scenario, seed=0) as plain:
         for _ in range(600):
             plain.step()
@@ -203,7 +209,8 @@ def test_instrumented_step_is_the_real_step_in_ssm_mode() -> None:
         for _ in range(600):
             instrumented_step(sim, timer)
         assert (sim.trajectory.items, sim.events.events, sim.robot.safety_cap) == expected
-        assert timer.totals["ssm"] > 0.0
+        assert timer.totals["ssm"] > 0.0 or sim.ssm is None
+    assert (SENSOR in overrides) == any(event["event"] == "sensor_dropout" for event in expected[1])
 
 
 def test_component_split_adds_up_to_the_step() -> None:

@@ -72,7 +72,7 @@ def _sweep(world, mode: str | None, seconds: float = 4.0) -> tuple[SafetyMonitor
     _client, robot, person, rest = world
     x, y = ELBOW_AT[0] + 0.1, ELBOW_AT[1]
     person.apply(rest, x, y, math.pi / 2)
-    terms = SsmTerms.for_run(SsmOptions(), robot, DT, lambda: 0.0)
+    terms, _truth = SsmTerms.for_run(SsmOptions(), robot, DT, lambda: 0.0)
     monitor = _monitor(world, SHARP, terms)
     controller = None if mode is None else PflController(mode, robot, terms, [monitor], DT, monitor.events.emit)
     goal = robot.home.copy()
@@ -123,7 +123,7 @@ def test_the_limiter_holds_the_sweep_to_the_permissible_speed_and_stops_at_conta
 def test_ssm_pfl_runs_at_full_speed_while_the_person_is_beyond_s_p(world):
     client, robot, person, rest = world
     person.apply(rest, 6.0, 5.0, math.pi / 2)
-    terms = SsmTerms.for_run(SsmOptions(), robot, DT, lambda: 0.0)
+    terms, _truth = SsmTerms.for_run(SsmOptions(), robot, DT, lambda: 0.0)
     monitor = _monitor(world, PLAIN, terms)
     monitor.step(DT, 6.0, 5.0)
     controller = PflController("ssm+pfl", robot, terms, [monitor], DT, monitor.events.emit)

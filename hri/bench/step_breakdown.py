@@ -120,6 +120,9 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
 
     push, pop = timer.push, timer.pop
     t = sim.now()
+    push("monitor")
+    reported = sim._sensed_before_step(t)  # a safety sensor's reports (the monitoring's part)
+    pop()
     trees = sim.step_count % sim.tree_every == 0
     if trees:
         push("trees")
@@ -142,7 +145,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
     posed = bool(animation)
     if sim.ssm is not None:
         push("ssm")
-        sim.ssm.step(t, sim.monitor.separation_bound(t + sim.dt), sim.monitor.joint_fraction())
+        sim.ssm.step(t, sim._controller_separation(t, reported), sim.monitor.joint_fraction())
         pop()
     push("robot")
     sim.robot.step(sim.dt)
@@ -164,6 +167,9 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
     pop()
     push("statistics")
     sim._record_trajectory(posed)
+    pop()
+    push("monitor")
+    sim._sense_after_step()
     pop()
     if trees:
         return "trees"

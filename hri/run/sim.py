@@ -53,8 +53,9 @@ from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager, PersonHand
 from hri.robot.arm import RobotArm
 from hri.net import Network
-from hri.scenario.model import PFL_MODES, ROBOT, PersonSetup, Scenario
+from hri.scenario.model import MEASURED, PFL_MODES, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
+from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
@@ -62,6 +63,9 @@ from hri.run.tree_process import RemoteTreeHost, queue_plan
 from hri.workcell.world import build_static_scene, build_world, draw_zones
 
 
+#: the safety sensor's random stream: the run's seed sequence's child with this key, which no
+#: other part takes (they take the first 4 + people children)
+SENSOR_STREAM = 1_000_000
 TRAJECTORY_PERIOD_S = 0.1  # trajectory.csv: one row per 0.1 simulated seconds
 SETUP_ROUNDS = 3  # zero-time exchanges at set-up: discovery, subscriptions, their answers
 STEP, PREVIEW = "step", "preview"  # what the person's plugin does in a physics step (Simulation._person_due)
@@ -205,6 +209,8 @@ class Simulation:
         self.faults: FaultInjector | None = None
         # safety.mode ssm: speed and separation monitoring; pfl, ssm+pfl: power and force limiting
         self.ssm: SsmController | PflController | None = None
+        self.sensor: SafetySensor | None = None  # safety.sensor: what SSM and the zones act on
+        self.approach: ApproachFilter | None = None  # measured v_h without a sensor: the ideal sensor's
 
     # --- set-up ---------------------------------------------------------------------
     def __enter__(self) -> "Simulation":
@@ -288,17 +294,20 @@ class Simulation:
         safety = scenario.safety
         limits = SafetyLimits(scenario.robot.reduced_velocity, safety.reaction_time_s, safety.stopping_time_s,
                               safety.rest_speed_m_s, safety.speed_tolerance)
-        terms = self._ssm_terms()
+        if safety.sensor is not None:  # its own stream: the other parts' draws stay as they were
+            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(SENSOR_STREAM,)))
+            self.sensor = SafetySensor(safety.sensor, self.dt, rng, (scenario.robot.base.x, scenario.robot.base.y))
+        terms, truth = self._ssm_terms()
         pfl = self._pfl_setup()
         for person in self.people:
             person.monitor = SafetyMonitor(self.client, zones, self.robot, person.plugin.body_id, limits,
                                            self.stats, self.events, self.dt, strict=self.strict,
-                                           person_speed=person.plugin.speed_bound, ssm=terms, pfl=pfl,
+                                           person_speed=person.plugin.speed_bound, ssm=truth, pfl=pfl,
                                            person=None if person.figures is self.stats else person.figures,
                                            name=person.name if scenario.several else None,
                                            shapes=self._robot_shapes(), ssm_invariant=safety.mode not in PFL_MODES)
             person.monitor.pfl.fixed = {body: name for name, body in furniture.items()}  # clamping against them
-            if terms is not None:
+            if terms is not None or self.sensor is not None:
                 person.monitor.pose_person = lambda plugin=person.plugin: plugin.preview(self.now() - self.dt, self.dt)
         self.monitor = first.monitor
         self.people_watch = None if not scenario.several else PeopleWatch(
@@ -308,7 +317,7 @@ class Simulation:
             self.ssm = PflController(safety.mode, self.robot, terms, [person.monitor for person in self.people],
                                      self.dt, self.events.emit)
         elif terms is not None:
-            self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit)
+            self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit, self.sensor)
         if self._faults:
             targets = FaultTargets(self.plugin, self.actor_link, self.client, self.trees,
                                    {person.name: (person.plugin, person.link) for person in self.people})
@@ -322,16 +331,21 @@ class Simulation:
             observer.start(self.view)
             self._started.append(observer)
 
-    def _ssm_terms(self) -> SsmTerms | None:
-        """S_p's terms in SSM and PFL modes (the arm's stopping model is built here, once), else None."""
+    def _ssm_terms(self) -> tuple[SsmTerms | None, SsmTerms | None]:
+        """S_p's terms in SSM and PFL modes (the arm's stopping model is built here, once), the
+        controller's and the monitor's (:meth:`SsmTerms.for_run`), else None twice. A measured
+        v_h is the people's speed towards the robot as the sensor sees them, or without one as
+        the ideal sensor does (their pelvis at the person rate, :attr:`approach`); of
+        several people the fastest one's (S_p then holds against each)."""
         safety = self.scenario.safety
         if safety.mode == "zones":
-            return None
-        if not self.scenario.several:
-            return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
-        # v_h of several people: the fastest one's (S_p then holds against each)
-        plugins = [person.plugin for person in self.people]
-        return SsmTerms.for_run(safety.ssm, self.robot, self.dt, lambda: max(p.speed_bound() for p in plugins))
+            return None, None
+        if self.sensor is not None:
+            return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.sensor.approach_m_s, self.sensor)
+        if safety.ssm.person_speed_m_s == MEASURED:
+            self.approach = ApproachFilter((self.scenario.robot.base.x, self.scenario.robot.base.y))
+        return SsmTerms.for_run(safety.ssm, self.robot, self.dt,
+                                self.approach.speed if self.approach is not None else float, None)
 
     def _start_person(self, index: int, person: PersonSetup) -> PersonRun:
         """A person's actor on queues of their own, walking around the furniture, the arm and,
@@ -424,6 +438,67 @@ class Simulation:
         """The person's zone as the monitor has it, or (before the first step) at ``pose``."""
         return person.monitor.zone or zone_of(self.scenario.zones, pose.x, pose.y)
 
+    def _published(self, index: int, pose: Pose) -> tuple[Pose, str]:
+        """Person ``index``'s pose and zone as the robot's tree is told them: the truth, as the
+        monitor has it, or with a safety sensor the pelvis where the newest report puts it (the
+        last one while an update is lost: the controller has stopped the robot meanwhile)."""
+        if self.sensor is None:
+            return pose, self._zone_of(self.people[index], pose)
+        report = self.sensor.current or self.sensor.last
+        if report is None:  # before the first report: the robot is held in a protective stop
+            return pose, self._zone_of(self.people[index], pose)
+        x, y = report.places[index]
+        return replace(pose, x=x, y=y), zone_of(self.scenario.zones, x, y)
+
+    def _hold_for_sensor(self, t: float, reported: float | None) -> None:
+        """Zones mode with a safety sensor: a protective stop below the trees while its update
+        is lost (cap 0, as the SSM controller makes one), ``sensor_stop`` and ``sensor_resume``."""
+        cap = 0.0 if reported is None else 1.0
+        if cap != self.robot.safety_cap:
+            self.robot.set_safety_cap(cap)
+            self.events.emit(t, "sensor_stop" if cap == 0.0 else "sensor_resume")
+
+    def _sensed_before_step(self, t: float) -> float | None:
+        """With a safety sensor, at the start of a step: the reports that have arrived (a lost
+        one logged as ``sensor_dropout``; in zones mode :meth:`_hold_for_sensor`); the
+        separation the SSM controller acts on, None when lost (and without a sensor)."""
+        if self.sensor is None:
+            return None
+        lost = self.sensor.deliver(self.step_count)
+        if lost is not None:
+            self.events.emit(t, "sensor_dropout", measured_t=round(lost, 6))
+        report = self.sensor.current
+        reported = None if report is None else report.separation_m
+        if self.ssm is None:
+            self._hold_for_sensor(t, reported)
+        return reported
+
+    def _controller_separation(self, t: float, reported: float | None) -> float | None:
+        """The one person's separation the SSM controller acts on: the sensor's report, or the
+        ideal sensor's, the monitor's bound at the step's end."""
+        return self.monitor.separation_bound(t + self.dt) if self.sensor is None else reported
+
+    def _sense_after_step(self) -> None:
+        """After a physics step: the sensor's measurement when one is due (:meth:`_sense`), or
+        for a measured v_h without a sensor the people's pelvis on their own steps."""
+        if self.sensor is not None:
+            if self.sensor.due(self.step_count):
+                self._sense()
+        elif self.approach is not None and self.step_count % self.person_every == 0:
+            self.approach.add(self.now(), tuple(self._xy_of(person, False) for person in self.people))
+
+    def _sense(self) -> None:
+        """After a physics step on which the sensor measures: each person's true separation (a
+        fresh query, the body posed) and pelvis position, into the sensor."""
+        separations, places = [], []
+        for person in self.people:
+            monitor = person.monitor
+            if monitor.measured_t != self.now():
+                monitor.measure_posed()
+            separations.append(monitor.last_separation)
+            places.append(self._xy_of(person, monitor.posed))
+        self.sensor.measure(self.step_count, separations, places)
+
     def _world_events(self, event: str, **fields: Any) -> None:
         self.events.emit(self.now(), event, **fields)
 
@@ -461,11 +536,10 @@ class Simulation:
         now = self.now()
         cap = None if self.ssm is None else self.robot.safety_cap
         if not self.several:
-            person = self.plugin.pose_at(now)
-            self.services.publish(person, self._zone_of(self.people[0], person), cap)
+            person, zone = self._published(0, self.plugin.pose_at(now))
+            self.services.publish(person, zone, cap)
         else:  # the person in the strictest zone, of them the nearest (by the newest separation)
-            poses = [person.plugin.pose_at(now) for person in self.people]
-            zones = [self._zone_of(person, pose) for person, pose in zip(self.people, poses)]
+            poses, zones = zip(*(self._published(i, person.plugin.pose_at(now)) for i, person in enumerate(self.people)))
             chosen = min(range(len(self.people)),
                          key=lambda i: (-ZONE_ORDER.index(zones[i]), self.people[i].monitor.last_separation))
             self.services.publish(poses[chosen], zones[chosen], cap, self.people[chosen].name)
@@ -501,6 +575,7 @@ class Simulation:
         t = self.now()
         if self.faults is not None:
             self.faults.step(t)
+        reported = self._sensed_before_step(t)  # before the trees see it
         if self.step_count % self.tree_every == 0:
             self._tick_trees()
         else:
@@ -509,7 +584,7 @@ class Simulation:
             animation = self._animate(self.people[0], t)
             posed = bool(animation)
             if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
-                self.ssm.step(t, self.monitor.separation_bound(t + self.dt), self.monitor.joint_fraction())
+                self.ssm.step(t, self._controller_separation(t, reported), self.monitor.joint_fraction())
             self._step_world()
             x, y = self._person_xy(posed)
             self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
@@ -517,11 +592,13 @@ class Simulation:
         else:
             animations = [self._animate(person, t) for person in self.people]
             if self.ssm is not None:  # the smallest bound of any person's separation
-                self.ssm.step(t, min(person.monitor.separation_bound(t + self.dt) for person in self.people),
-                              self.monitor.joint_fraction())
+                separation = (min(person.monitor.separation_bound(t + self.dt) for person in self.people)
+                              if self.sensor is None else reported)
+                self.ssm.step(t, separation, self.monitor.joint_fraction())
             self._step_world()
             self._monitor_people(animations)
             self._record_people()
+        self._sense_after_step()
         if self.observers:
             self.parts.place_riders()  # a view shows the parts on a belt where they are
             for observer in self.observers:
@@ -675,6 +752,8 @@ class Simulation:
         self.stats.wall_time_s = wall_time_s
         if self.ssm is not None:
             self.stats.ssm_stops = self.ssm.stops
+        if self.sensor is not None:
+            self.events.emit(self.now(), "sensor_figures", updates=self.sensor.updates, dropouts=self.sensor.dropouts)
         self.stats.human_calls = self.called.calls
         self.stats.human_response_times = list(self.called.response_times)
         self.stats.recoveries = len(self.called.response_times)

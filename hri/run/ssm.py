@@ -32,6 +32,11 @@ from typing import Protocol
 
 #: ISO 13855:2010 and ISO/TS 15066:2016 5.5.4: the person's speed when it is not measured
 PERSON_SPEED_M_S = 1.6
+#: ISO 13855:2010, 6.2.3: the approach speed of the body close in, K = 2000 mm/s, where the
+#: minimum distance is at most 500 mm (beyond it K = 1600 mm/s, the distance not below 500 mm):
+#: v_h where the separation is below ``NEAR_SEPARATION_M``
+PERSON_SPEED_NEAR_M_S = 2.0
+NEAR_SEPARATION_M = 0.5
 #: the presets' physics step (240 Hz): a controller that acts on every step's measurement
 #: reacts within one step
 DEFAULT_REACTION_TIME_S = 1.0 / 240.0
@@ -42,7 +47,9 @@ _TOLERANCE = 1e-9  # fraction resolution of the inverse
 class SsmSettings:
     """The terms of S_p that are parameters (SI units); defaults and their sources:
 
-    - ``person_speed_m_s`` v_h: 1.6 m/s, ISO 13855 via ISO/TS 15066 5.5.4;
+    - ``person_speed_m_s`` v_h: 1.6 m/s, ISO 13855 via ISO/TS 15066 5.5.4, and
+      ``person_speed_near_m_s`` 2.0 m/s where the separation is below ``NEAR_SEPARATION_M``
+      (ISO 13855's K close in; :meth:`person_speed_at`);
     - ``reaction_time_s`` T_r: one physics step, for a controller that acts on every step's
       separation (a run's is its scenario's step, :func:`hri.run.ssm_control.ssm_settings`;
       here the presets', 1/240 s; add a sensor's latency where there is one);
@@ -58,6 +65,11 @@ class SsmSettings:
     intrusion_distance_m: float = 0.0
     person_uncertainty_m: float = 0.0
     robot_uncertainty_m: float = 0.0
+    person_speed_near_m_s: float = PERSON_SPEED_NEAR_M_S
+
+    def person_speed_at(self, separation_m: float) -> float:
+        """v_h (m/s) at ``separation_m``: ISO 13855's speed close in below ``NEAR_SEPARATION_M``."""
+        return self.person_speed_near_m_s if separation_m < NEAR_SEPARATION_M else self.person_speed_m_s
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():

@@ -31,22 +31,41 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hri.robot.arm import RobotArm
 from hri.robot.stopping import StoppingModel
-from hri.run.ssm import SeparationTable, SsmSettings
+from hri.run.sensor import SafetySensor
+from hri.run.ssm import NEAR_SEPARATION_M, SeparationTable, SsmSettings
 from hri.scenario.model import MEASURED, SsmOptions
 
-def ssm_settings(options: SsmOptions, dt: float) -> SsmSettings:
+def ssm_settings(options: SsmOptions, dt: float, sensor: SafetySensor | None = None) -> SsmSettings:
     """The scenario's ``safety.ssm`` over the standard's defaults (a measured person speed
     leaves the default constant, which the measurement replaces); T_r by default one physics
-    step of ``dt`` seconds, the period at which :class:`SsmController` acts."""
+    step of ``dt`` seconds, the period at which :class:`SsmController` acts. With a safety
+    sensor, T_r is by default the oldest its report can be (:attr:`SafetySensor.age_s`: the
+    latency and one period, each rounded up to physics steps) plus the controller's cycle, and
+    Z_d its noise bound (the tolerance); the scenario's own keys override both."""
     given = {"reaction_time_s": dt}
+    if sensor is not None:
+        given.update(reaction_time_s=sensor.age_s + dt, person_uncertainty_m=sensor.tolerance_m)
     given.update((name, value) for name, value in vars(options).items() if value is not None and value != MEASURED)
+    if isinstance(options.person_speed_m_s, float):  # the scenario's speed, close in too
+        given["person_speed_near_m_s"] = options.person_speed_m_s
     return SsmSettings(**given)
+
+
+def truth_settings(settings: SsmSettings, dt: float, sensor: SafetySensor | None) -> SsmSettings:
+    """The terms the safety monitor checks the true separation against: the controller's, less
+    what they hold for the sensor (its reports' age in T_r, its tolerance in Z_d), which the
+    truth does not have; the controller's own without a sensor. A controller that keeps S_p on
+    the sensor's reports keeps these on the truth (module docstring of :mod:`hri.run.sensor`)."""
+    if sensor is None:
+        return settings
+    return replace(settings, reaction_time_s=max(dt, settings.reaction_time_s - sensor.age_s),
+                   person_uncertainty_m=max(0.0, settings.person_uncertainty_m - sensor.tolerance_m))
 
 
 def stopping_model(robot: RobotArm, dt: float) -> StoppingModel:
@@ -63,41 +82,75 @@ def _stopping_model(max_velocity: tuple[float, ...], max_acceleration: tuple[flo
                                        (max_velocity, max_acceleration, max_jerk, joint_reach)), dt)
 
 
+def sensed_person_speed(settings: SsmSettings, approach: Callable[[], float], separation_m: float) -> float:
+    """v_h measured: the person's filtered speed towards the robot as the sensor sees it
+    (``approach``: :meth:`SafetySensor.approach_m_s`, or the ideal sensor's
+    :meth:`hri.run.sensor.ApproachFilter.speed`), never below the settings' (ISO 13855's) at ``separation_m``."""
+    return max(settings.person_speed_at(separation_m), approach())
+
+
 @dataclass(frozen=True)
 class SsmTerms:
     """S_p of our arm at a velocity fraction, with the person's speed now."""
 
     settings: SsmSettings
     stopping: StoppingModel
-    person_speed: Callable[[], float] | None = None  # measured; None: the settings' constant
+    person_speed: Callable[[float], float] | None = None  # measured (at a separation); None: the settings'
+    _tables: dict = field(default_factory=dict, compare=False, repr=False)  # S_p per constant v_h
 
     @classmethod
-    def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float,
-                measured: Callable[[], float]) -> "SsmTerms":
-        """The terms of a run: ``measured`` is the person's speed bound, used when the
-        scenario asks for the measured speed."""
-        person = measured if options.person_speed_m_s == MEASURED else None
-        return cls(ssm_settings(options, dt), stopping_model(robot, dt), person)
+    def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float, approach: Callable[[], float],
+                sensor: SafetySensor | None = None) -> "tuple[SsmTerms, SsmTerms]":
+        """The terms of a run: the controller's and those the safety monitor checks the truth
+        against (:func:`truth_settings`). ``approach`` is the people's filtered speed towards
+        the robot as the sensor (or the ideal one) sees it: with ``person_speed_m_s:
+        measured`` the controller's v_h is :func:`sensed_person_speed`, and the truth is
+        checked with ISO 13855's, which that never falls below."""
+        settings = ssm_settings(options, dt, sensor)
+        stopping = stopping_model(robot, dt)
+        truth = cls(truth_settings(settings, dt, sensor), stopping)
+        if options.person_speed_m_s != MEASURED:
+            return (truth, truth) if sensor is None else (cls(settings, stopping), truth)
+        return cls(settings, stopping, functools.partial(sensed_person_speed, settings, approach)), truth
 
-    def person_m_s(self) -> float:
-        """v_h now."""
-        return self.settings.person_speed_m_s if self.person_speed is None else self.person_speed()
+    def person_m_s(self, separation_m: float = math.inf) -> float:
+        """v_h now with the separation at ``separation_m``: measured, or the settings' (ISO
+        13855's close in below 0.5 m, :meth:`SsmSettings.person_speed_at`)."""
+        if self.person_speed is None:
+            return self.settings.person_speed_at(separation_m)
+        return self.person_speed(separation_m)
 
     def required_m(self, fraction: float, person_m_s: float | None = None) -> float:
-        """S_p (m) with the robot at ``fraction``."""
-        return self.table.required(fraction, self.person_m_s() if person_m_s is None else person_m_s)
+        """S_p (m) with the robot at ``fraction`` (v_h by default that of a far person)."""
+        v_h = self.person_m_s() if person_m_s is None else person_m_s
+        return self._table(v_h).required(fraction, v_h)
 
     def full_m(self) -> float:
-        """S_p (m) at full speed with the person's speed now."""
-        return self.table.full(self.person_m_s())
+        """S_p (m) at full speed with the person's speed now (close in, if S_p is that short)."""
+        v_h = self.person_m_s()
+        full = self._table(v_h).full(v_h)
+        if full < NEAR_SEPARATION_M:
+            v_h = self.person_m_s(full)
+            full = self._table(v_h).full(v_h)
+        return full
 
     def largest(self, separation_m: float, person_m_s: float) -> float | None:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
-        return self.table.largest(separation_m, person_m_s)
+        return self._table(person_m_s).largest(separation_m, person_m_s)
 
     @functools.cached_property
     def table(self) -> SeparationTable:
         return SeparationTable(self.settings, self.stopping)
+
+    def _table(self, v_h: float) -> SeparationTable:
+        """The table for ``v_h``: one each for the settings' two constant speeds (the person
+        close in and far, which alternate), the shared one for measured speeds."""
+        if v_h not in (self.settings.person_speed_m_s, self.settings.person_speed_near_m_s):
+            return self.table
+        table = self._tables.get(v_h)
+        if table is None:
+            table = self._tables[v_h] = SeparationTable(self.settings, self.stopping)
+        return table
 
 
 #: the cap is rounded down to a multiple of this: a cap that changed on every step would make
@@ -109,8 +162,14 @@ CAP_STEP = 1.0 / 50.0
 class SsmController:
     """Caps the arm's speed every physics step so that the separation keeps S_p."""
 
-    def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, emit: Callable[..., None]):
+    def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, emit: Callable[..., None],
+                 sensor: SafetySensor | None = None):
         self.robot = robot
+        # with a sensor, the cap leaves room for the next report: the person's walk for one
+        # period and the noise turning from one bound to the other (2 Z_d), so that a cap that
+        # fits one report is not stopped by the next (the stop itself looks at the report only)
+        self._lookahead_s = 0.0 if sensor is None else sensor.period_steps * dt
+        self._lookahead_m = 0.0 if sensor is None else 2.0 * sensor.tolerance_m
         self.terms = terms
         self.dt = dt
         self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
@@ -119,29 +178,42 @@ class SsmController:
         self.stops = 0
         self.separation_m = math.inf
 
-    def step(self, t: float, separation_m: float, joint_fraction: float) -> None:
+    def step(self, t: float, separation_m: float | None, joint_fraction: float) -> None:
         """Decide and set the cap for the arm's step from ``t``: ``separation_m`` is a lower
-        bound of the separation at the step's end as if the robot stood still,
+        bound of the separation at the step's end as if the robot stood still (with a safety
+        sensor: its newest report, whose age and tolerance S_p's T_r and Z_d cover; None: the
+        sensor's update was lost, a protective stop until it reports again),
         ``joint_fraction`` the largest of the joints' measured speed fractions now."""
-        v_h = self.terms.person_m_s()
+        if separation_m is None:
+            self._follow(t, True, lost=True)
+            self.robot.set_safety_cap(0.0)
+            return
+        v_h = self.terms.person_m_s(separation_m)
         closing = (v_h + self._robot_top_m_s) * self.dt
         self.separation_m = separation_m
-        if separation_m - closing >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
+        room = separation_m - closing  # what S_p of the cap may take
+        if self._lookahead_s:
+            room -= v_h * self._lookahead_s + self._lookahead_m
+        if room >= self.terms.full_m():  # S_p at any speed fits (most steps)
             self._follow(t, False)
             if self.robot.safety_cap != 1.0:
                 self.robot.set_safety_cap(1.0)
             return
         current = max(self.robot.effective_fraction, joint_fraction)
-        cap = self.terms.largest(separation_m - closing, v_h)
+        cap = self.terms.largest(room, v_h)
         stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
 
-    def _follow(self, t: float, stop: bool) -> None:
-        """The ``ssm_stop`` and ``ssm_resume`` events."""
+    def _follow(self, t: float, stop: bool, lost: bool = False) -> None:
+        """The ``ssm_stop`` and ``ssm_resume`` events (a stop for a lost sensor update says so:
+        ``sensor_lost``, with no separation)."""
         if stop == self.stopped:
             return
         self.stopped = stop
         if stop:
             self.stops += 1
-        self.emit(t, "ssm_stop" if stop else "ssm_resume", separation_m=round(self.separation_m, 6))
+        if lost:
+            self.emit(t, "ssm_stop", sensor_lost=True)
+        else:
+            self.emit(t, "ssm_stop" if stop else "ssm_resume", separation_m=round(self.separation_m, 6))

@@ -14,7 +14,10 @@ query is taken after a step when the bound has fallen ``SSM_STALE_M`` below the 
 a step on which the body was posed anyway when the last query is ``SSM_REFRESH_S`` old, and
 when the controller would otherwise stop on the bound alone. The monitor poses the person's
 body for it when the step did not (the body has no collisions: when it is posed does not
-change the physics).
+change the physics). With a safety sensor (``safety.sensor``) the controller acts on its
+reports instead (:mod:`hri.run.sensor`), and the terms here are the truth's
+(:func:`hri.run.ssm_control.truth_settings`). v_h is taken at the separation judged (ISO 13855:
+2.0 m/s below 0.5 m, :meth:`hri.run.ssm.SsmSettings.person_speed_at`).
 """
 
 from __future__ import annotations
@@ -92,7 +95,8 @@ class SsmWatch:
         # the controller stops when S_p at the present speed does not fit its next bound:
         # measure rather than stop on a bound that only grew stale
         current = max(m.robot.effective_fraction, m.joint_speeds()[0])
-        return m.separation_bound(t + m.dt) < self.terms.required_m(current)
+        bound = m.separation_bound(t + m.dt)
+        return bound < self.terms.required_m(current, self.terms.person_m_s(bound))
 
     def _check(self, t: float, zone: str, separation: float, full: float) -> None:
         """The invariant of this step (the module's); ``separation`` is the monitor's bound now,
@@ -118,11 +122,12 @@ class SsmWatch:
         smallest = m.stats.ssm_margin_min_m
         if smallest is not None and fraction <= 1.0 and separation - full >= max(smallest, 0.0):
             return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
-        required = self.terms.required_m(fraction)
+        required = self.terms.required_m(fraction, self.terms.person_m_s(separation))
         exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
         if separation - required < exact_below and m.measured_t != t:
             m.measure_posed()
             separation = m.last_separation
+            required = self.terms.required_m(fraction, self.terms.person_m_s(separation))
         margin = separation - required
         m.stats.ssm_margin_min_m = margin if smallest is None else min(smallest, margin)
         if margin < -SSM_TOLERANCE_M and (speed := m.robot_speeds()[1]) > rest:

@@ -34,7 +34,7 @@ from hri.scenario.model import (HEIGHT_RANGE_M, ISO_13855_WALKING_SPEED_M_S, MAX
                                 MAX_WALKING_SPEED_M_S, MEASURED,
                                 MIN_PERSON_GAP_M, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PERSON, PERSON_NAME_PATTERN,
                                 PFL_CONTACT_AREA_CM2, PFL_CONTACT_DISTANCE_MAX_M, ROBOT, SAFETY_MODES, PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
-                                SsmOptions, pfl_contact_distance)
+                                SsmOptions, SensorOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
 from hri.workcell.layout import Furniture, PartsSettings, Room
 
@@ -75,7 +75,9 @@ _SCHEMA: dict[str, Any] = {
                "speed_tolerance": float, "mode": str,
                "ssm": {"person_speed_m_s": "any", "reaction_time_s": float, "intrusion_distance_m": float,
                        "person_uncertainty_m": float, "robot_uncertainty_m": float},
-               "pfl": {"contact_distance_m": float, "contact_area_cm2": "any"}},
+               "pfl": {"contact_distance_m": float, "contact_area_cm2": "any"},
+               "sensor": {"preset": str, "rate_hz": float, "latency_s": float, "range_noise_m": float,
+                          "dropout_probability": float}},
 }
 #: keys a section must have (the others of ``_SCHEMA`` are optional)
 _REQUIRED_IN = {
@@ -420,8 +422,8 @@ def _walking_speed(spec: dict, where: str, fail: Fail) -> float | None:
         return None
     key, speed = f"{where}.walking_speed_mps", float(spec["walking_speed_mps"])
     if not 0.0 < speed <= MAX_WALKING_SPEED_M_S:
-        fail(f"{key} must be above 0 and at most {MAX_WALKING_SPEED_M_S:g} m/s (ISO 13855's approach speed of a "
-             f"body; of a walking person {ISO_13855_WALKING_SPEED_M_S:g} m/s), got {speed:g}", key)
+        fail(f"{key} must be above 0 and at most {MAX_WALKING_SPEED_M_S:g} m/s (faster, people run; ISO 13855's "
+             f"walking speed is {ISO_13855_WALKING_SPEED_M_S:g} m/s), got {speed:g}", key)
     return speed
 
 
@@ -535,7 +537,56 @@ def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel
         fail(f"safety.ssm.reaction_time_s must be at least one physics step, {step_s:.6g} s (1/physics_rate_hz): "
              f"the SSM controller acts once a step, got {ssm['reaction_time_s']:g}", "safety.ssm.reaction_time_s")
     return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
-                          pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail, arm))
+                          pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail, arm),
+                          sensor=None if "sensor" not in safety else _read_sensor(safety["sensor"] or {},
+                                                                                  physics_rate_hz, fail))
+
+
+#: the longest sensor latency taken (s): a safety sensor reports within a fraction of a second
+MAX_SENSOR_LATENCY_S = 10.0
+#: the largest range noise taken (m, standard deviation)
+MAX_SENSOR_NOISE_M = 1.0
+
+
+def sensor_presets() -> dict[str, dict]:
+    """The named safety sensors of ``sensors.yaml`` (beside this module), each with its source."""
+    text = (importlib.resources.files("hri.scenario") / "sensors.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _read_sensor(spec: dict, physics_rate_hz: float, fail: Fail) -> SensorOptions:
+    """``safety.sensor`` (its types are checked by the schema): a preset's figures, each of
+    which the section's own keys replace, or the figures alone (``rate_hz`` then required)."""
+    figures: dict[str, Any] = {}
+    preset = spec.get("preset")
+    if preset is not None:
+        presets = sensor_presets()
+        if preset not in presets:
+            close = difflib.get_close_matches(preset, list(presets), n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(presets)}"
+            fail(f"safety.sensor.preset: unknown sensor '{preset}' ({hint})", "safety.sensor.preset")
+        figures = {key: presets[preset][key] for key in _SENSOR_FIGURES}
+    figures.update((key, spec[key]) for key in _SENSOR_FIGURES if key in spec)
+    if "rate_hz" not in figures:
+        fail("safety.sensor needs a preset or a rate_hz", "safety.sensor")
+    rate, latency = float(figures["rate_hz"]), float(figures.get("latency_s", 0.0))
+    noise, dropout = float(figures.get("range_noise_m", 0.0)), float(figures.get("dropout_probability", 0.0))
+    if not 0.0 < rate <= physics_rate_hz:
+        fail(f"safety.sensor.rate_hz must be above 0 and at most the physics rate, {physics_rate_hz:g} Hz, "
+             f"got {rate:g}", "safety.sensor.rate_hz")
+    if not 0.0 <= latency <= MAX_SENSOR_LATENCY_S:
+        fail(f"safety.sensor.latency_s must be within 0..{MAX_SENSOR_LATENCY_S:g} s, got {latency:g}",
+             "safety.sensor.latency_s")
+    if not 0.0 <= noise <= MAX_SENSOR_NOISE_M:
+        fail(f"safety.sensor.range_noise_m must be within 0..{MAX_SENSOR_NOISE_M:g} m (a standard deviation), "
+             f"got {noise:g}", "safety.sensor.range_noise_m")
+    if not 0.0 <= dropout < 1.0:
+        fail(f"safety.sensor.dropout_probability must be at least 0 and below 1 (a sensor that never reports "
+             f"stops the robot for good), got {dropout:g}", "safety.sensor.dropout_probability")
+    return SensorOptions(rate, latency, noise, dropout, preset)
+
+
+_SENSOR_FIGURES = ("rate_hz", "latency_s", "range_noise_m", "dropout_probability")
 
 
 def _read_pfl(pfl: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel) -> PflOptions:

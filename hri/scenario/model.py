@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hri.actor.animation import MAX_WALKING_SPEED_M_S  # noqa: F401 (the scenario's too)
 from hri.actor.route import CLEARANCE_M
 from hri.base.errors import HriError
 from hri.base.geometry import Area, Pose
@@ -96,8 +97,6 @@ PERSON_NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_]{0,31}"
 MIN_PERSON_GAP_M = 0.5
 #: ISO 13855's walking speed of a person approaching a machine (K = 1600 mm/s), in m/s
 ISO_13855_WALKING_SPEED_M_S = 1.6
-#: the fastest ``walking_speed_mps``: ISO 13855's approach speed of the body (K = 2000 mm/s), m/s
-MAX_WALKING_SPEED_M_S = 2.0
 #: a person's ``height_m`` lies within these (m): adults from below ISO 7250's and DIN 33402's 1st
 #: percentile of stature (about 1.50 m) to above their 99th (about 1.95 m)
 HEIGHT_RANGE_M = (1.4, 2.1)
@@ -142,6 +141,26 @@ class SsmOptions:
     intrusion_distance_m: float | None = None
     person_uncertainty_m: float | None = None
     robot_uncertainty_m: float | None = None
+
+
+@dataclass(frozen=True)
+class SensorOptions:
+    """``safety.sensor``: the safety sensor the SSM controller and the zones act on
+    (:mod:`hri.run.sensor`): its update rate (Hz), its latency (s) from a measurement to the
+    report reaching the controller, its range noise (m, standard deviation; every report lies
+    within ``SENSOR_NOISE_BOUND`` of them) and the probability that an update is lost.
+    ``preset`` names the device of :file:`hri/scenario/sensors.yaml` it started from."""
+
+    rate_hz: float
+    latency_s: float = 0.0
+    range_noise_m: float = 0.0
+    dropout_probability: float = 0.0
+    preset: str | None = None
+
+
+#: a sensor's range error lies within this many standard deviations (its noise is drawn from a
+#: normal distribution truncated there): Z_d by default, the tolerance a data sheet states
+SENSOR_NOISE_BOUND = 3.0
 
 
 #: a touch at up to this relative speed (above every permissible speed of ISO/TS 15066 Annex A
@@ -190,6 +209,7 @@ class SafetySettings:
     mode: str = "zones"
     ssm: SsmOptions = SsmOptions()
     pfl: PflOptions = PflOptions()
+    sensor: SensorOptions | None = None  # None: the ideal sensor (PyBullet's exact distances)
 
 
 @dataclass(frozen=True)
