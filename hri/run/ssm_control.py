@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hri.robot.arm import RobotArm
+from hri.robot.braking import StateStops, Stop
 from hri.robot.stopping import StoppingModel
 from hri.run.ssm import SeparationTable, SsmSettings
 from hri.scenario.model import MEASURED, SsmOptions
@@ -70,6 +71,7 @@ class SsmTerms:
     settings: SsmSettings
     stopping: StoppingModel
     person_speed: Callable[[], float] | None = None  # measured; None: the settings' constant
+    state: StateStops | None = None  # S_s and T_s from the arm's state (where below the table's)
 
     @classmethod
     def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float,
@@ -77,23 +79,34 @@ class SsmTerms:
         """The terms of a run: ``measured`` is the person's speed bound, used when the
         scenario asks for the measured speed."""
         person = measured if options.person_speed_m_s == MEASURED else None
-        return cls(ssm_settings(options, dt), stopping_model(robot, dt), person)
+        return cls(ssm_settings(options, dt), stopping_model(robot, dt), person, StateStops(robot, dt))
 
     def person_m_s(self) -> float:
         """v_h now."""
         return self.settings.person_speed_m_s if self.person_speed is None else self.person_speed()
 
-    def required_m(self, fraction: float, person_m_s: float | None = None) -> float:
-        """S_p (m) with the robot at ``fraction``."""
-        return self.table.required(fraction, self.person_m_s() if person_m_s is None else person_m_s)
+    def required_m(self, fraction: float, person_m_s: float | None = None, stop: Stop | None = None) -> float:
+        """S_p (m) with the robot at ``fraction`` (``stop``: S_s and T_s from its state)."""
+        return self.table.required(fraction, self.person_m_s() if person_m_s is None else person_m_s, stop)
 
     def full_m(self) -> float:
         """S_p (m) at full speed with the person's speed now."""
         return self.table.full(self.person_m_s())
 
-    def largest(self, separation_m: float, person_m_s: float) -> float | None:
+    def largest(self, separation_m: float, person_m_s: float, stop: Stop | None = None) -> float | None:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
-        return self.table.largest(separation_m, person_m_s)
+        return self.table.largest(separation_m, person_m_s, stop)
+
+    def state_stop(self, separation_m: float, person_m_s: float) -> Stop | None:
+        """S_s and T_s from the arm's state one cycle ahead (None without a state model); a
+        quick bound when it lets full speed fit ``separation_m``."""
+        if self.state is None:
+            return None
+        return self.state.ahead(lambda stop: self.table.required(1.0, person_m_s, stop) <= separation_m)
+
+    def latest_stop(self) -> Stop | None:
+        """The controller's :meth:`state_stop` of this step, None when it asked none."""
+        return None if self.state is None else self.state.latest
 
     @functools.cached_property
     def table(self) -> SeparationTable:
@@ -128,12 +141,15 @@ class SsmController:
         self.separation_m = separation_m
         if separation_m - closing >= self.terms.table.full(v_h):  # S_p at any speed fits (most steps)
             self._follow(t, False)
+            if self.terms.state is not None:
+                self.terms.state.forget()
             if self.robot.safety_cap != 1.0:
                 self.robot.set_safety_cap(1.0)
             return
         current = max(self.robot.effective_fraction, joint_fraction)
-        cap = self.terms.largest(separation_m - closing, v_h)
-        stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h) > separation_m
+        state = self.terms.state_stop(separation_m - closing, v_h)  # from the arm's state, where below the table's
+        cap = self.terms.largest(separation_m - closing, v_h, state)
+        stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
 

@@ -87,7 +87,7 @@ class SsmWatch:
         # the controller stops when S_p at the present speed does not fit its next bound:
         # measure rather than stop on a bound that only grew stale
         current = max(m.robot.effective_fraction, m.joint_speeds()[0])
-        return m.separation_bound(t + m.dt) < self.terms.required_m(current)
+        return m.separation_bound(t + m.dt) < self.terms.required_m(current, stop=self.terms.latest_stop())
 
     def _check(self, t: float, zone: str, separation: float, full: float) -> None:
         """The invariant of this step (the module's); ``separation`` is the monitor's bound now,
@@ -101,7 +101,9 @@ class SsmWatch:
         if m.robot.safety_cap > 0.0:
             self._stop = None
         elif self._stop is None:
-            self._stop = (t, self.terms.stopping.time(max(fraction, m.robot.velocity_fraction)))
+            allowed = self.terms.stopping.time(max(fraction, m.robot.velocity_fraction))
+            latest = self.terms.latest_stop()  # the controller's, from the state it stopped in
+            self._stop = (t, allowed if latest is None else min(allowed, latest.time_s))
         rest = m.limits.rest_speed_m_s
         if bound <= rest:
             return
@@ -113,7 +115,7 @@ class SsmWatch:
         smallest = m.stats.ssm_margin_min_m
         if smallest is not None and fraction <= 1.0 and separation - full >= max(smallest, 0.0):
             return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
-        required = self.terms.required_m(fraction)
+        required = self.terms.required_m(fraction, stop=self.terms.latest_stop())
         exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
         if separation - required < exact_below and m.measured_t != t:
             m.measure_posed()
