@@ -383,6 +383,7 @@ class RobotArm:
         self._goal = None
         self._target = None
         self._status = MotionStatus.MOVING
+        self._commanded = None  # the motors may have been commanded otherwise (a brake test's)
         self._command(self._motion.position_list, self._motion.velocity_list)
 
     def floor_footprints(self) -> list[tuple[float, float, float, float]]:

@@ -318,10 +318,13 @@ class Simulation:
         if safety.mode != "ssm":
             return None
         if not self.scenario.several:
-            return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
-        # v_h of several people: the fastest one's (S_p then holds against each)
-        plugins = [person.plugin for person in self.people]
-        return SsmTerms.for_run(safety.ssm, self.robot, self.dt, lambda: max(p.speed_bound() for p in plugins))
+            terms = SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.plugin.speed_bound)
+        else:  # v_h of several people: the fastest one's (S_p then holds against each)
+            plugins = [person.plugin for person in self.people]
+            terms = SsmTerms.for_run(safety.ssm, self.robot, self.dt, lambda: max(p.speed_bound() for p in plugins))
+        if safety.stop_table is not None:  # a manufacturer's table instead of the arm's braking
+            terms = terms.with_table(safety.stop_table, self.scenario.robot.payload_kg, self.robot)
+        return terms
 
     def _start_person(self, index: int, person: PersonSetup) -> PersonRun:
         """A person's actor on queues of their own, walking around the furniture, the arm and,

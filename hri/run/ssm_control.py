@@ -28,6 +28,7 @@ Acting every step makes T_r one physics step (the settings' default).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -37,6 +38,7 @@ import numpy as np
 
 from hri.robot.arm import RobotArm
 from hri.robot.braking import StateStops, Stop
+from hri.robot.stop_table import StopTable, TableStopping
 from hri.robot.stopping import StoppingModel
 from hri.run.ssm import SeparationTable, SsmSettings
 from hri.scenario.model import MEASURED, SsmOptions
@@ -69,7 +71,7 @@ class SsmTerms:
     """S_p of our arm at a velocity fraction, with the person's speed now."""
 
     settings: SsmSettings
-    stopping: StoppingModel
+    stopping: StoppingModel | TableStopping
     person_speed: Callable[[], float] | None = None  # measured; None: the settings' constant
     state: StateStops | None = None  # S_s and T_s from the arm's state (where below the table's)
 
@@ -80,6 +82,13 @@ class SsmTerms:
         scenario asks for the measured speed."""
         person = measured if options.person_speed_m_s == MEASURED else None
         return cls(ssm_settings(options, dt), stopping_model(robot, dt), person, StateStops(robot, dt))
+
+    def with_table(self, table: StopTable, payload_kg: float, robot: RobotArm) -> "SsmTerms":
+        """These terms with S_s and T_s from a stop table (``safety.stop_table``) at the run's
+        payload instead of the arm's braking from its state."""
+        stopping = TableStopping.from_table(table, payload_kg, robot.scene.joint_reach,
+                                            self.stopping.speed_per_fraction_m_s)
+        return dataclasses.replace(self, stopping=stopping, state=None)
 
     def person_m_s(self) -> float:
         """v_h now."""

@@ -178,6 +178,9 @@ class SafetySettings:
     mode: str = "zones"
     ssm: SsmOptions = SsmOptions()
     pfl: PflOptions = PflOptions()
+    #: ``stop_table``: a manufacturer's stopping table (:mod:`hri.robot.stop_table`) SSM takes
+    #: S_s and T_s from, instead of the arm's braking from its state
+    stop_table: Any = None
 
 
 @dataclass(frozen=True)
