@@ -20,16 +20,15 @@ the measured position, and ``TRACKING_MARGIN`` (relative) and ``TRACKING_MARGIN_
 cover the overshoot; the tests (tests/test_braking.py) check the bound against the simulation's
 braking from sampled states: never below.
 
-``ahead=True`` (what SSM asks) bounds the braking one control cycle later instead: from the
-state the arm reaches after one more cycle of the hardest jerk towards more speed (per joint,
-in the direction it moves), the cycle's own travel included. The controller decides now what
-the arm does until it looks again.
+``ahead=N`` bounds the braking N control cycles later instead: from the state the arm reaches
+after N more cycles of the hardest jerk towards more speed (per joint, in the direction it
+moves), those cycles' travel included. SSM's controller decides now what the arm does until it
+looks again; :class:`StateStops` is how it asks.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -240,50 +239,65 @@ class BrakingBound:
         out[:, 0] = position
         return out.T
 
-    def ahead(self, state: JointState) -> tuple[list[float], list[float], list[float]]:
-        """The commanded state one cycle later with the hardest jerk towards more speed."""
+    def ahead(self, state: JointState, cycles: int = 1) -> tuple[list[float], list[float], list[float]]:
+        """The commanded state ``cycles`` control cycles later with the hardest jerk towards
+        more speed in every cycle (per joint, in the direction it moves)."""
         dt, position, velocity, acceleration = self.dt, [], [], []
         for q, v, a, a_max, j_max in zip(state.position.tolist(), state.velocity.tolist(),
                                          state.acceleration.tolist(), self._max_acceleration, self._max_jerk):
-            jerk = j_max if v + a * dt >= 0.0 else -j_max
-            a_next = min(a_max, max(-a_max, a + jerk * dt))
-            position.append(q + v * dt + (a / 2.0 + jerk / 6.0) * dt * dt)
-            velocity.append(v + 0.5 * (a + a_next) * dt)
-            acceleration.append(a_next)
+            for _ in range(cycles):
+                jerk = j_max if v + a * dt >= 0.0 else -j_max
+                a_next = min(a_max, max(-a_max, a + jerk * dt))
+                q = q + v * dt + (a / 2.0 + jerk / 6.0) * dt * dt
+                v = v + 0.5 * (a + a_next) * dt
+                a = a_next
+            position.append(q)
+            velocity.append(v)
+            acceleration.append(a)
         return position, velocity, acceleration
 
     def lag_m(self, state: JointState) -> float:
         """How far a point can be from where the command has it: the measured joints' lag."""
         return sum(r * abs(m - c) for r, m, c in zip(self.reach, state.measured.tolist(), state.position.tolist()))
 
-    def stop(self, state: JointState, ahead: bool = False) -> Stop:
-        """S_s and T_s from ``state`` (``ahead``: braking one cycle later, that cycle
-        included), through the forward kinematics of every cycle of the braking. The same
-        commanded state (an arm holding still) gives the kept result."""
+    def stop(self, state: JointState, ahead: int = 0) -> Stop:
+        """S_s and T_s from ``state`` through the forward kinematics of every cycle of the
+        braking; ``ahead``: braking that many control cycles later (after the hardest jerk
+        towards more speed, :meth:`ahead`), those cycles included."""
+        return self.margin(self.commanded(state, ahead), state, 0.0)
+
+    def commanded(self, state: JointState, ahead: int = 0) -> Stop:
+        """:meth:`stop` of the command alone: the farthest displacement from the commanded
+        position, without the measured lag and the margins. The same commanded state (an arm
+        holding still) gives the kept result."""
         key = (ahead, *state.position.tolist(), *state.velocity.tolist(), *state.acceleration.tolist())
         if self._cache is not None and self._cache[0] == key:
-            kept = self._cache[1]
+            return self._cache[1]
+        if ahead:
+            path = self.braking(*self.ahead(state, ahead))
+            rows = np.vstack([state.position[None, :], path]) if ahead == 1 else \
+                np.vstack([state.position[None, :], *(np.array(self.ahead(state, k)[0])[None, :]
+                                                       for k in range(1, ahead)), path])
+        elif state.at_rest:
+            rows = state.position[None, :]
         else:
-            if ahead:
-                rows = np.vstack([state.position[None, :], self.braking(*self.ahead(state))])
-            elif state.at_rest:
-                rows = state.position[None, :]
-            else:
-                rows = self.braking(state.position.tolist(), state.velocity.tolist(), state.acceleration.tolist())
-            world = self.chain.frames(rows)[:, self.links] @ self._points_t  # (cycles, links, 4, points)
-            moved = world - world[0]
-            kept = Stop(math.sqrt(float((moved * moved).sum(axis=2).max())), (len(rows) - 1) * self.dt)
-            self._cache = (key, kept)
-        return self._margin(kept.distance_m + self.lag_m(state), kept.time_s)
+            rows = self.braking(state.position.tolist(), state.velocity.tolist(), state.acceleration.tolist())
+        world = self.chain.frames(rows)[:, self.links] @ self._points_t  # (cycles, links, 4, points)
+        moved = world - world[0]
+        kept = Stop(math.sqrt(float((moved * moved).sum(axis=2).max())), (len(rows) - 1) * self.dt)
+        self._cache = (key, kept)
+        return kept
 
-    def quick(self, state: JointState) -> Stop:
-        """A looser bound of :meth:`stop` with ``ahead``, without the forward kinematics:
-        ``sum_i joint_reach_i * travel_i`` (:attr:`~hri.robot.scene.PlanningScene.joint_reach`:
-        a turn of joint i by x rad moves no point farther than ``joint_reach_i * x``), each
-        joint's travel summed over the cycles of the braking one cycle ahead."""
-        rows = self.braking(*self.ahead(state))
-        travel = np.abs(np.diff(rows, axis=0)).sum(axis=0) + np.abs(rows[0] - state.position)
-        return self._margin(float(np.dot(self.reach, travel)) + self.lag_m(state), len(rows) * self.dt)
+    def margin(self, commanded: Stop, state: JointState, moved_m: float) -> Stop:
+        """A commanded stop's S_s and T_s for the arm in ``state``: plus the measured lag,
+        plus ``moved_m`` (how far the arm's points can have gone since the command's position
+        the stop was taken at), with the tracking margins."""
+        return self._margin(commanded.distance_m + self.lag_m(state) + moved_m, commanded.time_s)
+
+    def moved_m(self, since: np.ndarray, state: JointState) -> float:
+        """How far a point can have gone from where the commanded position ``since`` had it:
+        ``sum_i joint_reach_i |q_i - since_i|``."""
+        return sum(r * abs(q - s) for r, q, s in zip(self.reach, state.position.tolist(), since.tolist()))
 
     @staticmethod
     def _margin(distance_m: float, time_s: float) -> Stop:
@@ -291,27 +305,44 @@ class BrakingBound:
         return Stop(distance_m * (1.0 + TRACKING_MARGIN) + TRACKING_MARGIN_M, time_s + TRACKING_TIME_S)
 
 
+#: SSM's controller takes the forward kinematics' bound once in this many control cycles, for
+#: the braking after as many cycles of the hardest jerk, and in between adds how far the arm
+#: can have gone since (:class:`StateStops`)
+REUSE_CYCLES = 4
+
+
 class StateStops:
     """S_s and T_s of a running arm from its state, for speed and separation monitoring: the
     controller asks :meth:`ahead` once per physics step where the table's S_p at full speed
-    does not fit (the braking one cycle after its look, :meth:`BrakingBound.quick` first and,
-    where that does not do, :meth:`BrakingBound.stop` with ``ahead``), and the monitor's check
-    after the step reuses it as :attr:`latest` (a bound of the braking from the state the step
-    reached)."""
+    does not fit, and the monitor's check after the step reuses it as :attr:`latest` (a bound
+    of the braking from the state the step reached).
+
+    The forward kinematics' bound (:meth:`BrakingBound.stop`) costs more than a physics step:
+    it is taken once in ``REUSE_CYCLES`` cycles, for the braking ``REUSE_CYCLES`` cycles later
+    (the hardest jerk until then: a bound of every state the arm reaches in those cycles, and
+    of their braking), and each step in between adds how far the arm's points can have moved
+    since it was taken (``sum_i joint_reach_i |q_i - q_i(then)|``) and the lag now."""
 
     def __init__(self, arm: RobotArm, dt: float):
         self.arm = arm
         self.bound = BrakingBound.for_arm(arm, dt)
         self.latest: Stop | None = None  # the controller's of this step, None when it asked none
+        self._taken: tuple[Stop, np.ndarray] | None = None  # the commanded bound and its position
+        self._age = 0
 
-    def ahead(self, enough: Callable[[Stop], bool]) -> Stop:
-        """S_s and T_s one control cycle from now (set as :attr:`latest`): the quick bound
-        when ``enough`` says it does, else the forward kinematics'."""
+    def ahead(self) -> Stop:
+        """S_s and T_s for the braking one control cycle from now (set as :attr:`latest`)."""
         state = JointState.of(self.arm)
-        quick = self.bound.quick(state)
-        self.latest = quick if enough(quick) else self.bound.stop(state, ahead=True)
+        if self._taken is None or self._age >= REUSE_CYCLES - 1:
+            self._taken = (self.bound.commanded(state, REUSE_CYCLES), state.position)
+            self._age = 0
+        else:
+            self._age += 1
+        commanded, since = self._taken
+        self.latest = self.bound.margin(commanded, state, self.bound.moved_m(since, state))
         return self.latest
 
     def forget(self) -> None:
-        """The controller did not ask this step (S_p at full speed fitted)."""
+        """The controller did not ask this step (S_p at full speed fitted): the next asks anew."""
         self.latest = None
+        self._taken = None

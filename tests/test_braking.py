@@ -27,7 +27,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from hri.robot.braking import BrakingBound, JointState
+from hri.robot.arm import HOME, MotionStatus
+from hri.robot.braking import REUSE_CYCLES, BrakingBound, JointState, StateStops
 from hri.robot.stopping import PointTracker, measure_stop
 from test_robot import DT, Sim
 
@@ -107,9 +108,9 @@ def test_the_state_bound_on_500_sampled_states(sim: Sim, fraction: float) -> Non
     assert statistics.median(ratios) <= MEDIAN_RATIO
 
 
-def test_the_quick_bound_and_ahead_are_above_the_exact_one(sim: Sim) -> None:
-    """The controller's bounds: the quick one (no forward kinematics) is above the exact one,
-    and braking a cycle later (worst jerk first) goes at least as far as braking now."""
+def test_braking_later_goes_at_least_as_far(sim: Sim) -> None:
+    """Braking a cycle later (worst jerk first) goes at least as far as braking now, and
+    ``REUSE_CYCLES`` later at least as far as one later."""
     bound = BrakingBound.for_arm(sim.arm, DT)
     rng = np.random.default_rng(7)
     arm = sim.arm
@@ -117,9 +118,30 @@ def test_the_quick_bound_and_ahead_are_above_the_exact_one(sim: Sim) -> None:
         q = rng.uniform(np.maximum(arm.model.lower, -3.0), np.minimum(arm.model.upper, 3.0))
         velocity = arm.model.max_velocity * rng.uniform(-1.0, 1.0, len(q))
         state = JointState(q, q, velocity, np.zeros(len(q)))
-        now, later = bound.stop(state), bound.stop(state, ahead=True)
-        assert later.distance_m >= now.distance_m and later.time_s >= now.time_s
-        assert bound.quick(state).distance_m >= later.distance_m
+        now, later, reused = bound.stop(state), bound.stop(state, ahead=1), bound.stop(state, ahead=REUSE_CYCLES)
+        assert now.distance_m <= later.distance_m <= reused.distance_m
+        assert now.time_s <= later.time_s <= reused.time_s
+
+
+def test_the_controller_s_reused_bound_covers_every_step(sim: Sim) -> None:
+    """What SSM's controller takes on each step of a motion (the forward kinematics' bound of
+    up to ``REUSE_CYCLES`` steps ago, plus how far the arm can have moved since) is never
+    below the bound of the braking one cycle after that step, taken afresh."""
+    arm = sim.arm
+    arm.set_velocity_fraction(1.0)
+    arm.move_to_joints(HOME)
+    sim.run_while_moving()
+    stops = StateStops(arm, DT)
+    fresh = BrakingBound.for_arm(arm, DT)
+    arm.move_to_joints(np.array(HOME) + np.array([1.2, -0.3, -0.5, 1.0, 0.6, 1.5]))
+    steps = 0
+    while arm.status == MotionStatus.MOVING and steps < 600:
+        used = stops.ahead()
+        exact = fresh.stop(JointState.of(arm), ahead=1)
+        assert used.distance_m >= exact.distance_m and used.time_s >= exact.time_s - 1e-12
+        sim.step()
+        steps += 1
+    assert steps > 100
 
 
 def test_the_forward_kinematics_puts_the_points_where_pybullet_has_them(sim: Sim) -> None:

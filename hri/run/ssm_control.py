@@ -106,12 +106,9 @@ class SsmTerms:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
         return self.table.largest(separation_m, person_m_s, stop)
 
-    def state_stop(self, separation_m: float, person_m_s: float) -> Stop | None:
-        """S_s and T_s from the arm's state one cycle ahead (None without a state model); a
-        quick bound when it lets full speed fit ``separation_m``."""
-        if self.state is None:
-            return None
-        return self.state.ahead(lambda stop: self.table.required(1.0, person_m_s, stop) <= separation_m)
+    def state_stop(self) -> Stop | None:
+        """S_s and T_s from the arm's state one cycle ahead (None without a state model)."""
+        return None if self.state is None else self.state.ahead()
 
     def latest_stop(self) -> Stop | None:
         """The controller's :meth:`state_stop` of this step, None when it asked none."""
@@ -156,7 +153,7 @@ class SsmController:
                 self.robot.set_safety_cap(1.0)
             return
         current = max(self.robot.effective_fraction, joint_fraction)
-        state = self.terms.state_stop(separation_m - closing, v_h)  # from the arm's state, where below the table's
+        state = self.terms.state_stop()  # S_s and T_s from the arm's state, where below the table's
         cap = self.terms.largest(separation_m - closing, v_h, state)
         stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m
         self._follow(t, stop)
