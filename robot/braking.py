@@ -242,19 +242,27 @@ class BrakingBound:
     def ahead(self, state: JointState, cycles: int = 1) -> tuple[list[float], list[float], list[float]]:
         """The commanded state ``cycles`` control cycles later with the hardest jerk towards
         more speed in every cycle (per joint, in the direction it moves)."""
-        dt, position, velocity, acceleration = self.dt, [], [], []
+        positions, velocity, acceleration = self._ahead(state, cycles)
+        return positions[-1], velocity, acceleration
+
+    def _ahead(self, state: JointState, cycles: int) -> tuple[list[list[float]], list[float], list[float]]:
+        """:meth:`ahead` with the positions of every cycle (one list per cycle)."""
+        dt, velocity, acceleration = self.dt, [], []
+        columns = []
         for q, v, a, a_max, j_max in zip(state.position.tolist(), state.velocity.tolist(),
                                          state.acceleration.tolist(), self._max_acceleration, self._max_jerk):
+            column = []
             for _ in range(cycles):
                 jerk = j_max if v + a * dt >= 0.0 else -j_max
                 a_next = min(a_max, max(-a_max, a + jerk * dt))
                 q = q + v * dt + (a / 2.0 + jerk / 6.0) * dt * dt
                 v = v + 0.5 * (a + a_next) * dt
                 a = a_next
-            position.append(q)
+                column.append(q)
+            columns.append(column)
             velocity.append(v)
             acceleration.append(a)
-        return position, velocity, acceleration
+        return [list(row) for row in zip(*columns)], velocity, acceleration
 
     def lag_m(self, state: JointState) -> float:
         """How far a point can be from where the command has it: the measured joints' lag."""
@@ -274,10 +282,9 @@ class BrakingBound:
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         if ahead:
-            path = self.braking(*self.ahead(state, ahead))
-            rows = np.vstack([state.position[None, :], path]) if ahead == 1 else \
-                np.vstack([state.position[None, :], *(np.array(self.ahead(state, k)[0])[None, :]
-                                                       for k in range(1, ahead)), path])
+            positions, velocity, acceleration = self._ahead(state, ahead)
+            path = self.braking(positions[-1], velocity, acceleration)
+            rows = np.vstack([state.position[None, :], np.array(positions[:-1]).reshape(-1, len(velocity)), path])
         elif state.at_rest:
             rows = state.position[None, :]
         else:

@@ -186,7 +186,11 @@ class SeparationTable:
     def required(self, fraction: float, person_m_s: float, stop: StopBound | None = None) -> float:
         """S_p (m) at ``fraction`` (as :func:`separation_at` with the tabulated model); with
         ``stop``, the robot's state's S_s and T_s where they are smaller than the table's."""
-        k = min(bisect.bisect_left(self.fractions, fraction), len(self.fractions) - 1)
+        return self._required_at(min(bisect.bisect_left(self.fractions, fraction), len(self.fractions) - 1),
+                                 fraction, person_m_s, stop)
+
+    def _required_at(self, k: int, fraction: float, person_m_s: float, stop: StopBound | None) -> float:
+        """:meth:`required` at ``fraction`` whose grid point (at or above it) is ``k``."""
         distance, time = self.distances_m[k], self.times_s[k]
         if stop is not None:
             distance, time = min(distance, stop.distance_m), min(time, stop.time_s)
@@ -213,12 +217,12 @@ class SeparationTable:
             low, high = -1, len(self.fractions) - 1  # S_p fits at low (or low is -1), not above high
             while low < high:
                 middle = (low + high + 1) // 2
-                if self.required(self.fractions[middle], person_m_s, stop) <= separation_m:
+                if self._required_at(middle, self.fractions[middle], person_m_s, stop) <= separation_m:
                     low = middle
                 else:
                     high = middle - 1
             k = low
-            above = (self.required(self.fractions[k + 1], person_m_s, stop)
+            above = (self._required_at(k + 1, self.fractions[k + 1], person_m_s, stop)
                      if k < len(self.fractions) - 1 else math.nan)
         if k < 0:
             return None
