@@ -363,6 +363,31 @@ class RobotArm:
             best = max(best, ux * ux + uy * uy + uz * uz)
         return math.sqrt(best)
 
+    def commanded_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The commanded joint positions, velocities and accelerations (what the online
+        trajectory brakes from)."""
+        motion = self._motion
+        if motion is None:
+            zeros = np.zeros(len(self._joints))
+            return self._hold.copy(), zeros, zeros.copy()
+        return motion.position, motion.velocity, motion.acceleration
+
+    def set_state(self, position: np.ndarray, velocity: np.ndarray, acceleration: np.ndarray,
+                  dt: float) -> None:
+        """Put the arm (joints and command) at this joint state, moving without a path (it
+        brakes unless told otherwise): the braking tests start from sampled states this way."""
+        for j, q, v in zip(self._joints, position, velocity):
+            p.resetJointState(self.body_id, j, float(q), float(v), physicsClientId=self.client)
+        self._motion = JointMotion(np.asarray(position, dtype=float), self.model.max_velocity,
+                                   np.array(self.config.max_acceleration), np.array(self.config.max_jerk), dt,
+                                   velocity=velocity, acceleration=acceleration)
+        self._pending_path = None
+        self._goal = None
+        self._target = None
+        self._status = MotionStatus.MOVING
+        self._commanded = None  # the motors may have been commanded otherwise (a brake test's)
+        self._command(self._motion.position_list, self._motion.velocity_list)
+
     def floor_footprints(self) -> list[tuple[float, float, float, float]]:
         """Where the arm stands over the floor now: each link's bounding box seen from above,
         as (x_min, y_min, x_max, y_max); for the person's walks (:mod:`hri.actor.route`)."""

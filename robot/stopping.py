@@ -36,6 +36,7 @@ import numpy as np
 import pybullet as p
 
 from hri.robot.arm import RobotArm
+from hri.robot.braking import JointState, Stop, link_points
 from hri.robot.motion import JointMotion, MotionStatus, Progress
 
 #: a robot point slower than this is at rest (the robot tests' threshold after halt())
@@ -185,3 +186,45 @@ def measure_braking(arm: RobotArm, dt: float, fraction: float, goal: np.ndarray,
         positions = new
     return Braking(fraction, halt_after_s, speed, float(travelled.max()), steps * dt)
 
+
+
+class PointTracker:
+    """The arm's points as the simulation has them: the corners of its links' boxes and their
+    frame origins (:func:`hri.robot.braking.link_points`), moved with PyBullet's link frames."""
+
+    def __init__(self, arm: RobotArm):
+        self.arm = arm
+        chain = set(arm.arm_model.chain().link_names[1:])
+        found = link_points(arm.client, arm.body_id, chain)
+        self.links = sorted(found)
+        self.points = [found[link] for link in self.links]
+
+    def positions(self) -> np.ndarray:
+        """Every point's position in the world now (points x 3)."""
+        states = p.getLinkStates(self.arm.body_id, self.links, computeForwardKinematics=1,
+                                 physicsClientId=self.arm.client)
+        out = []
+        for state, points in zip(states, self.points):
+            rotation = np.array(p.getMatrixFromQuaternion(state[5])).reshape(3, 3)
+            out.append(points @ rotation.T + np.array(state[4]))
+        return np.vstack(out)
+
+
+def measure_stop(arm: RobotArm, dt: float, state: JointState,
+                 tracker: PointTracker | None = None) -> Stop:
+    """The braking test from a state: put ``arm`` at ``state`` (joints and command), call
+    :meth:`~hri.robot.arm.RobotArm.halt` and step the simulation of ``arm.client`` until every
+    link frame is slower than ``REST_SPEED_M_S``; S_s is the farthest any point of the arm got
+    from where it was, T_s the time until rest (the motors' lag included)."""
+    tracker = tracker or PointTracker(arm)
+    arm.set_state(state.measured, state.velocity, state.acceleration, dt)
+    arm.halt()
+    start = tracker.positions()
+    farthest, steps = 0.0, 0
+    while arm.status != MotionStatus.STOPPED or arm.fastest_point_speed() >= REST_SPEED_M_S:
+        if steps * dt > _MAX_BRAKING_S:
+            raise RuntimeError(f"the arm did not come to rest within {_MAX_BRAKING_S} s")
+        _step(arm, dt)
+        steps += 1
+        farthest = max(farthest, float(np.linalg.norm(tracker.positions() - start, axis=1).max()))
+    return Stop(farthest, steps * dt)

@@ -63,6 +63,7 @@ def test_realtime_factor_beside_bare_pybullet(document: dict) -> None:
         assert len(r[key]["runs"]) == 2 and all(_positive(v) for v in r[key]["runs"])
         assert min(r[key]["runs"]) <= r[key]["median"] <= max(r[key]["runs"])
     assert _positive(r["full_step_us"]) and _positive(r["bare_step_us"]) and _positive(r["bare_moving_step_us"])
+    assert r["ssm_cycle_ratio"] is None  # no robot cycle in half a second
 
 
 def test_breakdown_has_every_component(document: dict) -> None:

@@ -183,6 +183,46 @@ def test_the_table_inverse_agrees_with_bisection(v_h: float, t_r: float, c: floa
     assert separation_at(s, model, fast).total_m <= separation + 1e-12
 
 
+@dataclass(frozen=True)
+class Capped:
+    """A tabulated model whose S_s and T_s are capped by a state's (what SSM takes: the smaller
+    of the table's and the arm's braking from its state)."""
+
+    table: Table
+    distance_m: float
+    time_s: float
+
+    def speed(self, fraction: float) -> float:
+        return self.table.speed(fraction)
+
+    def distance(self, fraction: float) -> float:
+        return min(self.table.distance(fraction), self.distance_m)
+
+    def time(self, fraction: float) -> float:
+        return min(self.table.time(fraction), self.time_s)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.floats(0.0, 2.5), st.floats(0.0, 0.2), distances, steps, steps, st.floats(0.0, 10.0),
+       st.floats(0.0, 8.0), st.floats(0.0, 6.0), st.floats(0.0, 1.0))
+def test_the_table_inverse_with_the_state_s_stop_agrees_with_bisection(
+        v_h: float, t_r: float, c: float, rises: list[float], times: list[float], speed: float,
+        separation: float, state_distance: float, state_time: float) -> None:
+    s = SsmSettings(v_h, t_r, c)
+    model = _table(rises, [t / 10 for t in times], speed)
+    capped = Capped(model, state_distance, state_time)
+    table = SeparationTable(s, model)
+    fast = table.largest(separation, v_h, capped)
+    slow = largest_fraction(s, capped, separation)
+    for fraction in (0.0, 0.3, 1.0):
+        assert table.required(fraction, v_h, capped) == pytest.approx(separation_at(s, capped, fraction).total_m)
+    if slow is None:
+        assert fast is None
+        return
+    assert fast == pytest.approx(slow, abs=1e-8)
+    assert separation_at(s, capped, fast).total_m <= separation + 1e-12
+
+
 def test_the_table_inverse_against_a_hand_calculation() -> None:
     s = SsmSettings(person_speed_m_s=1.0, reaction_time_s=0.1, intrusion_distance_m=0.1)
     model = Table((0.0, 0.5, 1.0), (0.0, 0.2, 0.6), (0.0, 0.1, 0.3), 2.0)

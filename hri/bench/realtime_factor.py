@@ -13,7 +13,9 @@ keeps.
 
 A fourth run per repeat is the full simulation again with ``safety.mode=ssm`` (speed and
 separation monitoring instead of the zones, ``docs/safety.md``): ``ssm_ratio`` is its real-time
-factor over the full run's, paired per repeat. The pair runs back to back, the SSM run first in
+factor over the full run's, paired per repeat, and ``ssm_cycle_ratio`` its wall time per robot
+cycle over the full run's (the RTF ratio's inverse times the cycles ratio: SSM may let the robot
+do more cycles in the same simulated time, and a cycle is what the user waits for). The pair runs back to back, the SSM run first in
 every other repeat: the machine's speed drifts by several per cent within seconds (a shared
 host), and a pair split by the bare worlds, or always in the same order, would carry that drift
 into the ratio.
@@ -40,8 +42,8 @@ def run_full(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, fl
     with Simulation(scenario, seed) as sim:
         setup_s = time.perf_counter() - start
         sim.run(duration_s)
-        steps, wall = sim.step_count, sim.stats.wall_time_s
-    return {"steps": steps, "wall_s": wall, "setup_s": setup_s, "rtf": steps * sim.dt / wall}
+        steps, wall, cycles = sim.step_count, sim.stats.wall_time_s, sim.stats.robot_cycles
+    return {"steps": steps, "wall_s": wall, "setup_s": setup_s, "rtf": steps * sim.dt / wall, "cycles": cycles}
 
 
 def run_bare(scenario: "Scenario", steps: int, seed: int, commands: list | None = None) -> dict[str, float]:
@@ -80,7 +82,17 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
         **_beside(full, moving, dt, "_moving"),
         "ssm_rtf": summary([s["rtf"] for s in with_ssm]),
         "ssm_ratio": summary([s["rtf"] / f["rtf"] for f, s in zip(full, with_ssm)]),
+        "ssm_cycle_ratio": _per_cycle(full, with_ssm),
     }
+
+
+def _per_cycle(full: list[dict], with_ssm: list[dict]) -> dict[str, Any] | None:
+    """SSM's wall time per robot cycle over the full run's (the median of the paired
+    repeats): above 1, a cycle costs more wall time in SSM. None when a run made no cycle
+    (too short a ``--duration``)."""
+    if any(run["cycles"] == 0 for run in (*full, *with_ssm)):
+        return None
+    return summary([(s["wall_s"] / s["cycles"]) / (f["wall_s"] / f["cycles"]) for f, s in zip(full, with_ssm)])
 
 
 def _beside(full: list[dict], other: list[dict], dt: float, suffix: str) -> dict[str, Any]:

@@ -38,13 +38,14 @@ def realtime_table(results: dict[str, Any]) -> Table:
                           "safety.mode=ssm")
     table.add_column("scenario", no_wrap=True)
     for column in ("physics Hz", "RTF full", "RTF bare", "full/bare", "RTF moving", "full/moving",
-                   "µs/step full", "µs/step bare", "set-up s", "RTF SSM", "SSM/full"):
+                   "µs/step full", "µs/step bare", "set-up s", "RTF SSM", "SSM/full", "SSM/full per cycle"):
         table.add_column(column, justify="right", min_width=len(column) if column.startswith("full/") else None)
     for name, r in results.items():
         table.add_row(name, _f(r["physics_rate_hz"], 0), _f(r["full_rtf"]["median"]), _f(r["bare_rtf"]["median"]),
                       _f(r["ratio"]["median"], 3), _f(r["bare_moving_rtf"]["median"]),
                       _f(r["ratio_moving"]["median"], 3), _f(r["full_step_us"]), _f(r["bare_step_us"]),
-                      _f(r["setup_s"]["median"], 2), _f(r["ssm_rtf"]["median"]), _f(r["ssm_ratio"]["median"], 3))
+                      _f(r["setup_s"]["median"], 2), _f(r["ssm_rtf"]["median"]), _f(r["ssm_ratio"]["median"], 3),
+                      "-" if r["ssm_cycle_ratio"] is None else _f(r["ssm_cycle_ratio"]["median"], 3))
     return table
 
 

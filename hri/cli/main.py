@@ -1,4 +1,4 @@
-"""The ``hri`` command line: ``run``, ``replay``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``, ``list``.
+"""The ``hri`` command line: ``run``, ``replay``, ``batch``, ``stats``, ``bench``, ``validate``, ``convert``, ``nodes``, ``render``, ``list``, ``robot``.
 
 See the README and ``docs/trees.md`` ("Authoring tools").
 
@@ -164,6 +164,17 @@ def _build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--plots", action="store_true", help="also write PNG figures into DIR/plots/")
     stats.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table",
                        help="output format (default: an aligned text table)")
+    robot = sub.add_parser("robot", help="the robot's own figures: its stopping distances and times (docs/safety.md)")
+    robot_sub = robot.add_subparsers(dest="robot_command", required=True, parser_class=_Parser)
+    stops = robot_sub.add_parser("stops", help="stopping distances and times per ISO 10218-1 Annex B, measured in "
+                                 "the simulation: stop category 0 and 1, 33/66/100 %% speed and payload, the three "
+                                 "main joints")
+    stops.add_argument("--scenario", default="coexistence",
+                       help="preset name or scenario file whose robot is measured (default coexistence)")
+    stops.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a scenario parameter, as hri run --set (repeatable)")
+    stops.add_argument("--json", action="store_true",
+                       help="print the table as JSON, in the layout a scenario's safety.stop_table takes")
     add_bench_parser(sub)
     return parser
 
@@ -194,6 +205,13 @@ def _version() -> str:
         return version("hri")
     except PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
+
+
+def _cmd_robot(args: argparse.Namespace) -> int:
+    from hri.cli.robot import stops_command
+
+    print(stops_command(args.scenario, args.sets, args.json))
+    return 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -475,7 +493,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import_pybullet_quietly()  # keeps stdout clean for --json
     handlers = {"run": _cmd_run, "replay": _cmd_replay, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
-                "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command}
+                "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command,
+                "robot": _cmd_robot}
     try:
         code = handlers[args.command](args)
         sys.stdout.flush()  # here, where a reader that went away is caught, not at exit

@@ -96,6 +96,13 @@ class Separation:
         return self.person_m + self.reaction_m + self.stopping_m + self.constant_m
 
 
+class StopBound(Protocol):
+    """S_s (m) and T_s (s) from the robot's state now (:class:`hri.robot.braking.Stop`)."""
+
+    distance_m: float
+    time_s: float
+
+
 class Stopping(Protocol):
     """The robot's speed bound, stopping distance and time at a velocity fraction."""
 
@@ -188,11 +195,19 @@ class SeparationTable:
         self._person_m_s = math.nan
         self._points: list[float] = []
 
-    def required(self, fraction: float, person_m_s: float) -> float:
-        """S_p (m) at ``fraction`` (as :func:`separation_at` with the tabulated model)."""
-        k = min(bisect.bisect_left(self.fractions, fraction), len(self.fractions) - 1)
-        return (person_m_s * (self._reaction_s + self.times_s[k]) + fraction * self._slope
-                + self.distances_m[k] + self._constant_m)
+    def required(self, fraction: float, person_m_s: float, stop: StopBound | None = None) -> float:
+        """S_p (m) at ``fraction`` (as :func:`separation_at` with the tabulated model); with
+        ``stop``, the robot's state's S_s and T_s where they are smaller than the table's."""
+        return self._required_at(min(bisect.bisect_left(self.fractions, fraction), len(self.fractions) - 1),
+                                 fraction, person_m_s, stop)
+
+    def _required_at(self, k: int, fraction: float, person_m_s: float, stop: StopBound | None) -> float:
+        """:meth:`required` at ``fraction`` whose grid point (at or above it) is ``k``."""
+        distance, time = self.distances_m[k], self.times_s[k]
+        if stop is not None:
+            distance, time = min(distance, stop.distance_m), min(time, stop.time_s)
+        return (person_m_s * (self._reaction_s + time) + fraction * self._slope
+                + distance + self._constant_m)
 
     def full(self, person_m_s: float) -> float:
         """S_p (m) at full speed."""
@@ -200,21 +215,38 @@ class SeparationTable:
             self._at_points(person_m_s)
         return self._points[-1]
 
-    def largest(self, separation_m: float, person_m_s: float) -> float | None:
-        """The largest fraction in 0..1 whose S_p fits ``separation_m``; None: not even rest."""
-        points = self._at_points(person_m_s)
-        k = bisect.bisect_right(points, separation_m) - 1
+    def largest(self, separation_m: float, person_m_s: float,
+                stop: StopBound | None = None) -> float | None:
+        """The largest fraction in 0..1 whose S_p fits ``separation_m``; None: not even rest.
+        With ``stop`` (the state's S_s and T_s), S_p at each grid point takes the smaller of
+        the table's and the state's, which still grows with the point: a binary search over
+        the points, each computed when asked."""
+        if stop is None:
+            points = self._at_points(person_m_s)
+            k = bisect.bisect_right(points, separation_m) - 1
+            above = points[k + 1] if -1 <= k < len(points) - 1 else math.nan
+        else:
+            low, high = -1, len(self.fractions) - 1  # S_p fits at low (or low is -1), not above high
+            while low < high:
+                middle = (low + high + 1) // 2
+                if self._required_at(middle, self.fractions[middle], person_m_s, stop) <= separation_m:
+                    low = middle
+                else:
+                    high = middle - 1
+            k = low
+            above = (self._required_at(k + 1, self.fractions[k + 1], person_m_s, stop)
+                     if k < len(self.fractions) - 1 else math.nan)
         if k < 0:
             return None
-        if k == len(points) - 1:
+        if k == len(self.fractions) - 1:
             return 1.0
         # between point k and k + 1, S_p takes point k + 1's S_s and T_s, and grows with f
-        low, high = self.fractions[k], self.fractions[k + 1]
-        rest = separation_m - (points[k + 1] - high * self._slope)  # what f * slope may take
-        if rest >= high * self._slope:
-            return high
-        if rest <= low * self._slope:
-            return low
+        low_f, high_f = self.fractions[k], self.fractions[k + 1]
+        rest = separation_m - (above - high_f * self._slope)  # what f * slope may take
+        if rest >= high_f * self._slope:
+            return high_f
+        if rest <= low_f * self._slope:
+            return low_f
         return rest / self._slope
 
     def _at_points(self, person_m_s: float) -> list[float]:

@@ -28,6 +28,7 @@ Acting every step makes T_r one physics step (the settings' default).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -36,6 +37,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hri.robot.arm import RobotArm
+from hri.robot.braking import StateStops, Stop
+from hri.robot.stop_table import StopTable, TableStopping
 from hri.robot.stopping import StoppingModel
 from hri.run.sensor import SafetySensor
 from hri.run.ssm import NEAR_SEPARATION_M, SeparationTable, SsmSettings
@@ -94,24 +97,34 @@ class SsmTerms:
     """S_p of our arm at a velocity fraction, with the person's speed now."""
 
     settings: SsmSettings
-    stopping: StoppingModel
+    stopping: StoppingModel | TableStopping
     person_speed: Callable[[float], float] | None = None  # measured (at a separation); None: the settings'
+    state: StateStops | None = None  # S_s and T_s from the arm's state (where below the table's)
     _tables: dict = field(default_factory=dict, compare=False, repr=False)  # S_p per constant v_h
 
     @classmethod
     def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float, approach: Callable[[], float],
                 sensor: SafetySensor | None = None) -> "tuple[SsmTerms, SsmTerms]":
         """The terms of a run: the controller's and those the safety monitor checks the truth
-        against (:func:`truth_settings`). ``approach`` is the people's filtered speed towards
-        the robot as the sensor (or the ideal one) sees it: with ``person_speed_m_s:
-        measured`` the controller's v_h is :func:`sensed_person_speed`, and the truth is
-        checked with ISO 13855's, which that never falls below."""
+        against (:func:`truth_settings`), both with S_s and T_s from the arm's state (one
+        :class:`~hri.robot.braking.StateStops`: the monitor checks the stop the controller took).
+        ``approach`` is the people's filtered speed towards the robot as the sensor (or the
+        ideal one) sees it: with ``person_speed_m_s: measured`` the controller's v_h is
+        :func:`sensed_person_speed`, and the truth is checked with ISO 13855's, which that
+        never falls below."""
         settings = ssm_settings(options, dt, sensor)
-        stopping = stopping_model(robot, dt)
-        truth = cls(truth_settings(settings, dt, sensor), stopping)
+        stopping, state = stopping_model(robot, dt), StateStops(robot, dt)
+        truth = cls(truth_settings(settings, dt, sensor), stopping, None, state)
         if options.person_speed_m_s != MEASURED:
-            return (truth, truth) if sensor is None else (cls(settings, stopping), truth)
-        return cls(settings, stopping, functools.partial(sensed_person_speed, settings, approach)), truth
+            return (truth, truth) if sensor is None else (cls(settings, stopping, None, state), truth)
+        return cls(settings, stopping, functools.partial(sensed_person_speed, settings, approach), state), truth
+
+    def with_table(self, table: StopTable, payload_kg: float, robot: RobotArm) -> "SsmTerms":
+        """These terms with S_s and T_s from a stop table (``safety.stop_table``) at the run's
+        payload instead of the arm's braking from its state."""
+        stopping = TableStopping.from_table(table, payload_kg, robot.scene.joint_reach,
+                                            self.stopping.speed_per_fraction_m_s)
+        return replace(self, stopping=stopping, state=None, _tables={})
 
     def person_m_s(self, separation_m: float = math.inf) -> float:
         """v_h now with the separation at ``separation_m``: measured, or the settings' (ISO
@@ -120,10 +133,11 @@ class SsmTerms:
             return self.settings.person_speed_at(separation_m)
         return self.person_speed(separation_m)
 
-    def required_m(self, fraction: float, person_m_s: float | None = None) -> float:
-        """S_p (m) with the robot at ``fraction`` (v_h by default that of a far person)."""
+    def required_m(self, fraction: float, person_m_s: float | None = None, stop: Stop | None = None) -> float:
+        """S_p (m) with the robot at ``fraction`` (v_h by default that of a far person; ``stop``:
+        S_s and T_s from its state)."""
         v_h = self.person_m_s() if person_m_s is None else person_m_s
-        return self._table(v_h).required(fraction, v_h)
+        return self._table(v_h).required(fraction, v_h, stop)
 
     def full_m(self) -> float:
         """S_p (m) at full speed with the person's speed now (close in, if S_p is that short)."""
@@ -134,9 +148,17 @@ class SsmTerms:
             full = self._table(v_h).full(v_h)
         return full
 
-    def largest(self, separation_m: float, person_m_s: float) -> float | None:
+    def largest(self, separation_m: float, person_m_s: float, stop: Stop | None = None) -> float | None:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
-        return self._table(person_m_s).largest(separation_m, person_m_s)
+        return self._table(person_m_s).largest(separation_m, person_m_s, stop)
+
+    def state_stop(self) -> Stop | None:
+        """S_s and T_s from the arm's state one cycle ahead (None without a state model)."""
+        return None if self.state is None else self.state.ahead()
+
+    def latest_stop(self) -> Stop | None:
+        """The controller's :meth:`state_stop` of this step, None when it asked none."""
+        return None if self.state is None else self.state.latest
 
     @functools.cached_property
     def table(self) -> SeparationTable:
@@ -196,12 +218,15 @@ class SsmController:
             room -= v_h * self._lookahead_s + self._lookahead_m
         if room >= self.terms.full_m():  # S_p at any speed fits (most steps)
             self._follow(t, False)
+            if self.terms.state is not None:
+                self.terms.state.forget()
             if self.robot.safety_cap != 1.0:
                 self.robot.set_safety_cap(1.0)
             return
         current = max(self.robot.effective_fraction, joint_fraction)
-        cap = self.terms.largest(room, v_h)
-        stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h) > separation_m
+        state = self.terms.state_stop()  # S_s and T_s from the arm's state, where below the table's
+        cap = self.terms.largest(room, v_h, state)
+        stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
 

@@ -96,7 +96,7 @@ class SsmWatch:
         # measure rather than stop on a bound that only grew stale
         current = max(m.robot.effective_fraction, m.joint_speeds()[0])
         bound = m.separation_bound(t + m.dt)
-        return bound < self.terms.required_m(current, self.terms.person_m_s(bound))
+        return bound < self.terms.required_m(current, self.terms.person_m_s(bound), self.terms.latest_stop())
 
     def _check(self, t: float, zone: str, separation: float, full: float) -> None:
         """The invariant of this step (the module's); ``separation`` is the monitor's bound now,
@@ -110,7 +110,9 @@ class SsmWatch:
         if m.robot.safety_cap > 0.0:
             self._stop = None
         elif self._stop is None:
-            self._stop = (t, self.terms.stopping.time(max(fraction, m.robot.velocity_fraction)))
+            allowed = self.terms.stopping.time(max(fraction, m.robot.velocity_fraction))
+            latest = self.terms.latest_stop()  # the controller's, from the state it stopped in
+            self._stop = (t, allowed if latest is None else min(allowed, latest.time_s))
         rest = m.limits.rest_speed_m_s
         if bound <= rest:
             return
@@ -122,7 +124,7 @@ class SsmWatch:
         smallest = m.stats.ssm_margin_min_m
         if smallest is not None and fraction <= 1.0 and separation - full >= max(smallest, 0.0):
             return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
-        required = self.terms.required_m(fraction, self.terms.person_m_s(separation))
+        required = self.terms.required_m(fraction, self.terms.person_m_s(separation), self.terms.latest_stop())
         exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
         if separation - required < exact_below and m.measured_t != t:
             m.measure_posed()

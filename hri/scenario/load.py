@@ -40,6 +40,7 @@ from hri.workcell.layout import Furniture, PartsSettings, Room
 
 if TYPE_CHECKING:
     from hri.net.quality import NetworkQuality
+    from hri.robot.stop_table import StopTable
     from hri.robot.arm import RobotConfig
     from hri.robot.scene import ToolShape
     from hri.kinematics.arm_model import ArmModel
@@ -76,6 +77,7 @@ _SCHEMA: dict[str, Any] = {
                "ssm": {"person_speed_m_s": "any", "reaction_time_s": float, "intrusion_distance_m": float,
                        "person_uncertainty_m": float, "robot_uncertainty_m": float},
                "pfl": {"contact_distance_m": float, "contact_area_cm2": "any"},
+               "stop_table": "any",
                "sensor": {"preset": str, "rate_hz": float, "latency_s": float, "range_noise_m": float,
                           "dropout_probability": float}},
 }
@@ -304,7 +306,8 @@ def build_scenario(document: Document, file: str) -> Scenario:
                          *_read_robot_masses(robot, arm, parts, fail), _read_tool(robot.get("tool"), fail)),
         people=people,
         zones=zones, areas=areas, poses=poses, trees=trees,
-        safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail, arm),
+        safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail, arm,
+                            _read_stop_table(safety, arm, robot.get("payload_kg"), fail)),
         net=net, parts=parts, faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
 
@@ -516,7 +519,27 @@ def _validate_numbers(data: dict, fail: Fail) -> None:
 _SAFETY_NUMBERS = ("reaction_time_s", "stopping_time_s", "rest_speed_m_s", "speed_tolerance")
 
 
-def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel) -> SafetySettings:
+def _read_stop_table(safety: dict, arm: ArmModel, payload_kg: Any, fail: Fail) -> StopTable | None:
+    """``safety.stop_table``: a manufacturer's stopping table in the layout ``hri robot stops
+    --json`` prints (:mod:`hri.robot.stop_table`), for the arm's joints and rating; the
+    scenario's ``robot.payload_kg`` must lie within its payloads."""
+    from hri.robot.stop_table import StopTableError, rated_payload, read_stop_table
+
+    if "stop_table" not in safety:
+        return None
+    try:
+        table = read_stop_table(safety["stop_table"], arm.joints, rated_payload(arm))
+    except StopTableError as err:
+        key = f"safety.stop_table.{err.key}" if err.key else "safety.stop_table"
+        fail(f"{key}: {err}" if err.key else f"safety.stop_table: {err}", key)
+    if is_number(payload_kg) and payload_kg > table.payloads_kg[-1]:
+        fail(f"robot.payload_kg {payload_kg:g} kg is above the largest payload of safety.stop_table, "
+             f"{table.payloads_kg[-1]:g} kg", "robot.payload_kg", "safety.stop_table.payloads_kg")
+    return table
+
+
+def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel,
+                 stop_table: StopTable | None = None) -> SafetySettings:
     """``safety``: the monitor's limits, the mode and the SSM terms (their types are checked by
     the schema, their ranges here). The SSM controller acts once a physics step, so the
     reaction time it may assume is at least one step."""
@@ -539,7 +562,8 @@ def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel
     return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
                           pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail, arm),
                           sensor=None if "sensor" not in safety else _read_sensor(safety["sensor"] or {},
-                                                                                  physics_rate_hz, fail))
+                                                                                  physics_rate_hz, fail),
+                          stop_table=stop_table)
 
 
 #: the longest sensor latency taken (s): a safety sensor reports within a fraction of a second

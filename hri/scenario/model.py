@@ -210,6 +210,9 @@ class SafetySettings:
     ssm: SsmOptions = SsmOptions()
     pfl: PflOptions = PflOptions()
     sensor: SensorOptions | None = None  # None: the ideal sensor (PyBullet's exact distances)
+    #: ``stop_table``: a manufacturer's stopping table (:mod:`hri.robot.stop_table`) SSM takes
+    #: S_s and T_s from, instead of the arm's braking from its state
+    stop_table: Any = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,355 @@
+"""The arm's stopping distance S_s and time T_s from its current state: the braking its own
+controller would command from there, followed through the arm's forward kinematics.
+
+:class:`BrakingBound` takes the arm's commanded joint state (position, velocity, acceleration:
+what :class:`~hri.robot.motion.JointMotion` holds) and its measured joint positions. It computes
+the braking :meth:`~hri.robot.motion.JointMotion.brake` commands from that state (ruckig's
+velocity interface to rest, phase synchronised, unsynchronised where that fails, as the motion
+does), samples it at every control cycle and moves the arm's points along it with a batched
+forward kinematics of the URDF chain. The points are each link's box (PyBullet's AABB of the
+link's shapes, taken in the link's own frame, its frame origin included): the displacement of
+a point of a rigid link is affine in the point, so its length is largest at a corner of any box
+around the link's shapes; no point of the arm (tool and hand shapes included) moves farther
+from where it was than the largest corner displacement. S_s is the largest displacement of any
+corner from its measured position before the braking, over the braking; T_s the braking's
+duration.
+
+The measured joints lag the command (the motors follow it through PyBullet's position control)
+and settle on the commanded rest position with a small overshoot: the displacement starts from
+the measured position, and ``TRACKING_MARGIN`` (relative) and ``TRACKING_MARGIN_M`` (absolute)
+cover the overshoot; the tests (tests/test_braking.py) check the bound against the simulation's
+braking from sampled states: never below.
+
+``ahead=N`` bounds the braking N control cycles later instead: from the state the arm reaches
+after N more cycles of the hardest jerk towards more speed (per joint, in the direction it
+moves), those cycles' travel included. SSM's controller decides now what the arm does until it
+looks again; :class:`StateStops` is how it asks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pybullet as p
+from ruckig import (ControlInterface, InputParameter, Result, Ruckig, RuckigError, Synchronization,
+                    Trajectory)
+
+from hri.kinematics.urdf import JointSpec
+from hri.robot.arm import RobotArm
+
+#: the measured arm's overshoot past the commanded rest, relative to the braking distance and
+#: absolute (m): the largest the sampled-state test sees, rounded up
+TRACKING_MARGIN = 0.05
+TRACKING_MARGIN_M = 0.002
+#: ... and the time (s) the measured arm takes to come to rest after the command has
+TRACKING_TIME_S = 0.05
+_CORNERS = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)
+
+
+@dataclass(frozen=True)
+class JointState:
+    """The arm's commanded joint state and its measured joint positions (rad, rad/s, rad/s^2)."""
+
+    measured: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+    @classmethod
+    def of(cls, arm: RobotArm) -> "JointState":
+        """``arm``'s state now."""
+        return cls(arm.joint_positions(), *arm.commanded_state())
+
+    @property
+    def at_rest(self) -> bool:
+        return not (np.any(self.velocity) or np.any(self.acceleration))
+
+
+@dataclass(frozen=True)
+class Stop:
+    """S_s (m) and T_s (s) of one braking."""
+
+    distance_m: float
+    time_s: float
+
+
+def link_points(client: int, body: int, chain_links: set[str]) -> dict[int, np.ndarray]:
+    """Per PyBullet link named in ``chain_links``, the corners of the boxes (AABB now) of every
+    link that moves with it, and its frame origin, in its own frame's coordinates. A link off
+    the chain (a gripper's finger) goes with the chain link it hangs from."""
+    infos = [p.getJointInfo(body, j, physicsClientId=client) for j in range(p.getNumJoints(body, physicsClientId=client))]
+    points: dict[int, list[np.ndarray]] = {}
+    for link in range(len(infos)):
+        anchor = link
+        while anchor >= 0 and infos[anchor][12].decode() not in chain_links:
+            anchor = infos[anchor][16]
+        if anchor < 0:
+            continue  # hangs from the base: does not move
+        frame = p.getLinkState(body, anchor, computeForwardKinematics=1, physicsClientId=client)
+        origin, rotation = np.array(frame[4]), np.array(p.getMatrixFromQuaternion(frame[5])).reshape(3, 3)
+        lo, hi = (np.array(c) for c in p.getAABB(body, link, physicsClientId=client))
+        corners = lo + _CORNERS * (hi - lo)
+        points.setdefault(anchor, [np.zeros((1, 3))]).append((corners - origin) @ rotation)
+    return {anchor: np.vstack(found) for anchor, found in points.items()}
+
+
+def link_names(client: int, body: int) -> dict[str, int]:
+    """PyBullet's link indices by link name."""
+    return {p.getJointInfo(body, j, physicsClientId=client)[12].decode(): j
+            for j in range(p.getNumJoints(body, physicsClientId=client))}
+
+
+class BatchedChain:
+    """Forward kinematics of a URDF chain of revolute and fixed joints for many configurations
+    at once: the frames of the links after each revolute joint. A fixed joint's transform goes
+    into the next revolute joint's origin (:attr:`fixed_after` keeps, per chain link, the
+    revolute frame it is rigid with and the transform from it), so a configuration costs one
+    batched 4x4 product per revolute joint."""
+
+    def __init__(self, joints: tuple[JointSpec, ...], base: np.ndarray):
+        self.base = base
+        origins, axes = [], []
+        pending = np.eye(4)
+        #: per chain link (index k: the child of joint k): (revolute frame index or -1 for the
+        #: base, transform from that frame to the link's)
+        self.fixed_after: list[tuple[int, np.ndarray]] = []
+        for joint in joints:
+            if joint.kind in ("revolute", "continuous"):
+                origins.append(pending @ joint.origin)
+                axes.append(np.asarray(joint.axis, dtype=float))
+                pending = np.eye(4)
+                self.fixed_after.append((len(origins) - 1, np.eye(4)))
+            elif joint.kind == "fixed":
+                pending = pending @ joint.origin
+                self.fixed_after.append((len(origins) - 1, pending.copy()))
+            else:
+                raise ValueError(f"joint {joint.name} is {joint.kind}: the braking bound takes "
+                                 "revolute and fixed joints")
+        self.origins = np.array(origins)
+        k = np.array([[[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]] for a in axes])
+        self.rot_k = self.origins[:, :3, :3] @ k          # O K
+        self.rot_k2 = self.origins[:, :3, :3] @ k @ k     # O K^2
+
+    def frames(self, q: np.ndarray) -> np.ndarray:
+        """(configurations, revolute joints, 4, 4): the frame after each revolute joint in the
+        world for each row of ``q``."""
+        n, count = len(q), len(self.origins)
+        joint = np.broadcast_to(self.origins, (n, count, 4, 4)).copy()
+        angles = q[:, :, None, None]
+        joint[:, :, :3, :3] += np.sin(angles) * self.rot_k + (1.0 - np.cos(angles)) * self.rot_k2
+        out = np.empty((n, count, 4, 4))
+        frame = self.base
+        for k in range(count):
+            frame = frame @ joint[:, k]
+            out[:, k] = frame
+        return out
+
+
+class BrakingBound:
+    """S_s and T_s of the arm from its state (see the module doc)."""
+
+    def __init__(self, chain: BatchedChain, points: dict[int, np.ndarray], joint_reach: np.ndarray,
+                 max_acceleration: np.ndarray, max_jerk: np.ndarray, dt: float):
+        self.chain = chain
+        self.links = sorted(points)
+        self.points = np.zeros((len(self.links), max(len(points[k]) for k in self.links), 3))
+        for row, link in enumerate(self.links):  # shorter sets repeat their first point (the origin)
+            self.points[row] = points[link][np.arange(self.points.shape[1]) % len(points[link])]
+        homogeneous = np.concatenate([self.points, np.ones(self.points.shape[:2] + (1,))], axis=2)
+        self._points_t = homogeneous.transpose(0, 2, 1).copy()  # (links, 4, points)
+        self.reach = [float(r) for r in joint_reach]
+        self.max_acceleration = np.asarray(max_acceleration, dtype=float)
+        self.max_jerk = np.asarray(max_jerk, dtype=float)
+        self._max_acceleration, self._max_jerk = self.max_acceleration.tolist(), self.max_jerk.tolist()
+        self.dt = float(dt)
+        dof = len(self.max_jerk)
+        self._otg = Ruckig(dof)
+        self._trajectory = Trajectory(dof)
+        self._inp = InputParameter(dof)
+        self._inp.control_interface = ControlInterface.Velocity
+        self._inp.max_velocity = [1e9] * dof  # unused by the velocity interface, must be set
+        self._inp.max_acceleration = self.max_acceleration.tolist()
+        self._inp.max_jerk = self.max_jerk.tolist()
+        self._inp.target_velocity = [0.0] * dof
+        self._inp.target_acceleration = [0.0] * dof
+        self._cache: tuple[tuple, Stop] | None = None  # the last exact stop, by commanded state
+
+    @classmethod
+    def for_arm(cls, arm: RobotArm, dt: float) -> "BrakingBound":
+        """The bound of ``arm`` braking in control cycles of ``dt`` seconds."""
+        chain = arm.arm_model.chain()
+        pybullet = link_names(arm.client, arm.body_id)
+        batched = BatchedChain(chain.joints, np.eye(4))
+        # chain link name -> (revolute frame, transform from it to the link's frame)
+        rigid = dict(zip(chain.link_names[1:], batched.fixed_after))
+        found = link_points(arm.client, arm.body_id, {name for name in rigid if name in pybullet
+                                                      and rigid[name][0] >= 0})
+        names = {index: name for name, index in pybullet.items()}
+        points: dict[int, list[np.ndarray]] = {}
+        for link, corners in found.items():
+            frame, offset = rigid[names[link]]
+            points.setdefault(frame, []).append(corners @ offset[:3, :3].T + offset[:3, 3])
+        # the chain's base in the world: a chain link's PyBullet frame over its chain frame
+        link = min(found)
+        state = p.getLinkState(arm.body_id, link, computeForwardKinematics=1, physicsClientId=arm.client)
+        world = np.eye(4)
+        world[:3, :3] = np.array(p.getMatrixFromQuaternion(state[5])).reshape(3, 3)
+        world[:3, 3] = state[4]
+        frame, offset = rigid[names[link]]
+        at = batched.frames(arm.joint_positions()[None, :])[0, frame] @ offset
+        batched.base = world @ np.linalg.inv(at)
+        return cls(batched, {frame: np.vstack(found) for frame, found in points.items()}, arm.scene.joint_reach, np.array(arm.config.max_acceleration),
+                   np.array(arm.config.max_jerk), dt)
+
+    def _calculate(self, position: list[float], velocity: list[float], acceleration: list[float]) -> Trajectory:
+        """ruckig's braking from this commanded state, as the arm's motion computes it."""
+        inp = self._inp
+        inp.current_position, inp.current_velocity, inp.current_acceleration = position, velocity, acceleration
+        for synchronization in (Synchronization.Phase, Synchronization.No):
+            inp.synchronization = synchronization
+            try:
+                if self._otg.calculate(inp, self._trajectory) in (Result.Working, Result.Finished):
+                    return self._trajectory
+            except RuckigError:
+                pass
+        raise RuntimeError(f"ruckig found no braking from {velocity} rad/s, {acceleration} rad/s^2")
+
+    def braking(self, position: list[float], velocity: list[float], acceleration: list[float]) -> np.ndarray:
+        """The commanded positions of the braking from this state, one row per control cycle
+        (the first the state's own position, the last at rest): ruckig's profiles (per joint,
+        phases of constant jerk) evaluated at the cycles at once."""
+        trajectory = self._calculate(position, velocity, acceleration)
+        duration = trajectory.duration
+        steps = max(1, math.ceil(duration / self.dt - 1e-9))
+        times = np.minimum(np.arange(steps + 1) * self.dt, duration)
+        profiles = trajectory.profiles[0]
+        if any(profile.brake.duration > 0.0 for profile in profiles):  # a pre-braking phase
+            at = trajectory.at_time
+            return np.array([position, *(at(t)[0] for t in times[1:].tolist())])
+        starts = np.zeros((len(profiles), 8))
+        np.cumsum([profile.t for profile in profiles], axis=1, out=starts[:, 1:])
+        jerk = np.array([[*profile.j, 0.0] for profile in profiles])
+        a, v, q = (np.array([getattr(profile, name) for profile in profiles]) for name in "avp")
+        rows = np.arange(len(profiles))[:, None]
+        phase = np.minimum((starts[:, None, :] <= times[None, :, None]).sum(axis=2) - 1, 7)  # (joints, cycles)
+        t = times[None, :] - starts[rows, phase]
+        out = q[rows, phase] + t * (v[rows, phase] + t * (a[rows, phase] / 2.0 + t * jerk[rows, phase] / 6.0))
+        out[:, 0] = position
+        return out.T
+
+    def ahead(self, state: JointState, cycles: int = 1) -> tuple[list[float], list[float], list[float]]:
+        """The commanded state ``cycles`` control cycles later with the hardest jerk towards
+        more speed in every cycle (per joint, in the direction it moves)."""
+        positions, velocity, acceleration = self._ahead(state, cycles)
+        return positions[-1], velocity, acceleration
+
+    def _ahead(self, state: JointState, cycles: int) -> tuple[list[list[float]], list[float], list[float]]:
+        """:meth:`ahead` with the positions of every cycle (one list per cycle)."""
+        dt, velocity, acceleration = self.dt, [], []
+        columns = []
+        for q, v, a, a_max, j_max in zip(state.position.tolist(), state.velocity.tolist(),
+                                         state.acceleration.tolist(), self._max_acceleration, self._max_jerk):
+            column = []
+            for _ in range(cycles):
+                jerk = j_max if v + a * dt >= 0.0 else -j_max
+                a_next = min(a_max, max(-a_max, a + jerk * dt))
+                q = q + v * dt + (a / 2.0 + jerk / 6.0) * dt * dt
+                v = v + 0.5 * (a + a_next) * dt
+                a = a_next
+                column.append(q)
+            columns.append(column)
+            velocity.append(v)
+            acceleration.append(a)
+        return [list(row) for row in zip(*columns)], velocity, acceleration
+
+    def lag_m(self, state: JointState) -> float:
+        """How far a point can be from where the command has it: the measured joints' lag."""
+        return sum(r * abs(m - c) for r, m, c in zip(self.reach, state.measured.tolist(), state.position.tolist()))
+
+    def stop(self, state: JointState, ahead: int = 0) -> Stop:
+        """S_s and T_s from ``state`` through the forward kinematics of every cycle of the
+        braking; ``ahead``: braking that many control cycles later (after the hardest jerk
+        towards more speed, :meth:`ahead`), those cycles included."""
+        return self.margin(self.commanded(state, ahead), state, 0.0)
+
+    def commanded(self, state: JointState, ahead: int = 0) -> Stop:
+        """:meth:`stop` of the command alone: the farthest displacement from the commanded
+        position, without the measured lag and the margins. The same commanded state (an arm
+        holding still) gives the kept result."""
+        key = (ahead, *state.position.tolist(), *state.velocity.tolist(), *state.acceleration.tolist())
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        if ahead:
+            positions, velocity, acceleration = self._ahead(state, ahead)
+            path = self.braking(positions[-1], velocity, acceleration)
+            rows = np.vstack([state.position[None, :], np.array(positions[:-1]).reshape(-1, len(velocity)), path])
+        elif state.at_rest:
+            rows = state.position[None, :]
+        else:
+            rows = self.braking(state.position.tolist(), state.velocity.tolist(), state.acceleration.tolist())
+        world = self.chain.frames(rows)[:, self.links] @ self._points_t  # (cycles, links, 4, points)
+        moved = world - world[0]
+        kept = Stop(math.sqrt(float((moved * moved).sum(axis=2).max())), (len(rows) - 1) * self.dt)
+        self._cache = (key, kept)
+        return kept
+
+    def margin(self, commanded: Stop, state: JointState, moved_m: float) -> Stop:
+        """A commanded stop's S_s and T_s for the arm in ``state``: plus the measured lag,
+        plus ``moved_m`` (how far the arm's points can have gone since the command's position
+        the stop was taken at), with the tracking margins."""
+        return self._margin(commanded.distance_m + self.lag_m(state) + moved_m, commanded.time_s)
+
+    def moved_m(self, since: np.ndarray, state: JointState) -> float:
+        """How far a point can have gone from where the commanded position ``since`` had it:
+        ``sum_i joint_reach_i |q_i - since_i|``."""
+        return sum(r * abs(q - s) for r, q, s in zip(self.reach, state.position.tolist(), since.tolist()))
+
+    @staticmethod
+    def _margin(distance_m: float, time_s: float) -> Stop:
+        """The tracking margins (module doc) on a commanded braking's distance and time."""
+        return Stop(distance_m * (1.0 + TRACKING_MARGIN) + TRACKING_MARGIN_M, time_s + TRACKING_TIME_S)
+
+
+#: SSM's controller takes the forward kinematics' bound once in this many control cycles, for
+#: the braking after as many cycles of the hardest jerk, and in between adds how far the arm
+#: can have gone since (:class:`StateStops`)
+REUSE_CYCLES = 4
+
+
+class StateStops:
+    """S_s and T_s of a running arm from its state, for speed and separation monitoring: the
+    controller asks :meth:`ahead` once per physics step where the table's S_p at full speed
+    does not fit, and the monitor's check after the step reuses it as :attr:`latest` (a bound
+    of the braking from the state the step reached).
+
+    The forward kinematics' bound (:meth:`BrakingBound.stop`) costs more than a physics step:
+    it is taken once in ``REUSE_CYCLES`` cycles, for the braking ``REUSE_CYCLES`` cycles later
+    (the hardest jerk until then: a bound of every state the arm reaches in those cycles, and
+    of their braking), and each step in between adds how far the arm's points can have moved
+    since it was taken (``sum_i joint_reach_i |q_i - q_i(then)|``) and the lag now."""
+
+    def __init__(self, arm: RobotArm, dt: float):
+        self.arm = arm
+        self.bound = BrakingBound.for_arm(arm, dt)
+        self.latest: Stop | None = None  # the controller's of this step, None when it asked none
+        self._taken: tuple[Stop, np.ndarray] | None = None  # the commanded bound and its position
+        self._age = 0
+
+    def ahead(self) -> Stop:
+        """S_s and T_s for the braking one control cycle from now (set as :attr:`latest`)."""
+        state = JointState.of(self.arm)
+        if self._taken is None or self._age >= REUSE_CYCLES - 1:
+            self._taken = (self.bound.commanded(state, REUSE_CYCLES), state.position)
+            self._age = 0
+        else:
+            self._age += 1
+        commanded, since = self._taken
+        self.latest = self.bound.margin(commanded, state, self.bound.moved_m(since, state))
+        return self.latest
+
+    def forget(self) -> None:
+        """The controller did not ask this step (S_p at full speed fitted): the next asks anew."""
+        self.latest = None
+        self._taken = None

@@ -1,0 +1,156 @@
+"""S_s and T_s from the arm's state (robot/braking.py) against the simulation's braking from
+that state (robot/stopping.py's measure_stop: the arm put at a sampled state, halt(), the
+farthest any point of it gets until every link frame is at rest): never below, and tight (the
+median model/measured ratio at most 1.5 per speed fraction).
+
+The states are drawn by hypothesis, derandomized (the same states on every run): joint
+positions within the limits, velocities at a speed fraction (the fastest joint at it, the
+others anywhere below), accelerations any a trajectory limited to that fraction can have
+(towards more speed only as far as the jerk limit lets it reach the limit), whose braking stays
+within the joint limits (as the arm's trajectories do). The default suite
+draws 20 states per fraction; ``-m slow`` 500, and prints the ratios (the figures in
+docs/safety.md):
+
+    .venv/bin/pytest -m slow -s tests/test_braking.py -k sampled
+
+The arm is the robot tests' LBR iisy (tests/test_robot.py, 240 Hz), without obstacles (a
+braking that touched the table would measure the contact, not the brake).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from hri.robot.arm import HOME, MotionStatus
+from hri.robot.braking import REUSE_CYCLES, BrakingBound, JointState, StateStops
+from hri.robot.stopping import PointTracker, measure_stop
+from test_robot import DT, Sim
+
+FRACTIONS = (0.25, 0.5, 1.0)
+MEDIAN_RATIO = 1.5
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Sim]:
+    s = Sim(build=lambda client: [])
+    yield s
+    s.close()
+
+
+@st.composite
+def states(draw: st.DrawFn, arm, fraction: float) -> JointState:
+    """A joint state of ``arm`` running at ``fraction`` (see the module doc)."""
+    vmax = arm.model.max_velocity
+    amax, jmax = np.array(arm.config.max_acceleration), np.array(arm.config.max_jerk)
+    lower, upper = np.maximum(arm.model.lower, -np.pi), np.minimum(arm.model.upper, np.pi)
+    unit = st.floats(-1.0, 1.0, allow_nan=False)
+    q = np.array([draw(st.floats(lo, hi, allow_nan=False)) for lo, hi in zip(lower, upper)])
+    share = np.array([draw(unit) for _ in vmax])
+    fastest = draw(st.integers(0, len(vmax) - 1))
+    share[fastest] = 1.0 if share[fastest] >= 0.0 else -1.0
+    velocity = fraction * vmax * share
+    sign = np.where(velocity >= 0.0, 1.0, -1.0)
+    room = np.maximum(fraction * vmax - np.abs(velocity), 0.0)
+    speeding = np.minimum(amax, np.sqrt(2.0 * jmax * room))  # reaches the limit at zero acceleration
+    push = np.array([draw(unit) for _ in vmax])
+    acceleration = sign * np.where(push >= 0.0, push * speeding, push * amax)
+    return JointState(q, q, velocity, acceleration)
+
+
+def sampled_ratios(sim: Sim, fraction: float, count: int) -> list[float]:
+    """Model/measured S_s over ``count`` sampled states at ``fraction``; asserts the model
+    (distance and time) is never below the measurement."""
+    bound = BrakingBound.for_arm(sim.arm, DT)
+    tracker = PointTracker(sim.arm)
+    ratios: list[float] = []
+
+    @settings(max_examples=count, derandomize=True, deadline=None, database=None)
+    @given(state=states(sim.arm, fraction))
+    def check(state: JointState) -> None:
+        # the arm's trajectories stay within the joint limits, and so does a braking from them
+        # (PyBullet's limit would stop a joint that went on, and push the others)
+        rows = bound.braking(state.position.tolist(), state.velocity.tolist(), state.acceleration.tolist())
+        assume(np.all(rows >= sim.arm.model.lower) and np.all(rows <= sim.arm.model.upper))
+        model = bound.stop(state)
+        measured = measure_stop(sim.arm, DT, state, tracker)
+        assert measured.distance_m <= model.distance_m, (measured, model)
+        assert measured.time_s <= model.time_s, (measured, model)
+        ratios.append(model.distance_m / measured.distance_m)
+
+    check()
+    return ratios
+
+
+def report(fraction: float, ratios: list[float]) -> None:
+    print(f"\nspeed fraction {fraction}: {len(ratios)} states, model/measured S_s median "
+          f"{statistics.median(ratios):.3f}, worst {max(ratios):.3f}, least {min(ratios):.3f}")
+
+
+@pytest.mark.parametrize("fraction", FRACTIONS)
+def test_the_state_bound_is_sound_and_tight_on_sampled_states(sim: Sim, fraction: float) -> None:
+    ratios = sampled_ratios(sim, fraction, 20)
+    report(fraction, ratios)
+    assert statistics.median(ratios) <= MEDIAN_RATIO
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fraction", FRACTIONS)
+def test_the_state_bound_on_500_sampled_states(sim: Sim, fraction: float) -> None:
+    ratios = sampled_ratios(sim, fraction, 500)
+    report(fraction, ratios)
+    assert len(ratios) >= 500
+    assert statistics.median(ratios) <= MEDIAN_RATIO
+
+
+def test_braking_later_goes_at_least_as_far(sim: Sim) -> None:
+    """Braking a cycle later (worst jerk first) goes at least as far as braking now, and
+    ``REUSE_CYCLES`` later at least as far as one later."""
+    bound = BrakingBound.for_arm(sim.arm, DT)
+    rng = np.random.default_rng(7)
+    arm = sim.arm
+    for _ in range(30):
+        q = rng.uniform(np.maximum(arm.model.lower, -3.0), np.minimum(arm.model.upper, 3.0))
+        velocity = arm.model.max_velocity * rng.uniform(-1.0, 1.0, len(q))
+        state = JointState(q, q, velocity, np.zeros(len(q)))
+        now, later, reused = bound.stop(state), bound.stop(state, ahead=1), bound.stop(state, ahead=REUSE_CYCLES)
+        assert now.distance_m <= later.distance_m <= reused.distance_m
+        assert now.time_s <= later.time_s <= reused.time_s
+
+
+def test_the_controller_s_reused_bound_covers_every_step(sim: Sim) -> None:
+    """What SSM's controller takes on each step of a motion (the forward kinematics' bound of
+    up to ``REUSE_CYCLES`` steps ago, plus how far the arm can have moved since) is never
+    below the bound of the braking one cycle after that step, taken afresh."""
+    arm = sim.arm
+    arm.set_velocity_fraction(1.0)
+    arm.move_to_joints(HOME)
+    sim.run_while_moving()
+    stops = StateStops(arm, DT)
+    fresh = BrakingBound.for_arm(arm, DT)
+    arm.move_to_joints(np.array(HOME) + np.array([1.2, -0.3, -0.5, 1.0, 0.6, 1.5]))
+    steps = 0
+    while arm.status == MotionStatus.MOVING and steps < 600:
+        used = stops.ahead()
+        exact = fresh.stop(JointState.of(arm), ahead=1)
+        assert used.distance_m >= exact.distance_m and used.time_s >= exact.time_s - 1e-12
+        sim.step()
+        steps += 1
+    assert steps > 100
+
+
+def test_the_forward_kinematics_puts_the_points_where_pybullet_has_them(sim: Sim) -> None:
+    bound = BrakingBound.for_arm(sim.arm, DT)
+    tracker = PointTracker(sim.arm)
+    q = sim.arm.joint_positions()[None, :]
+    frames = bound.chain.frames(q)[0, bound.links]
+    ours = np.einsum("lij,ljp->lpi", frames, bound._points_t)[..., :3].reshape(-1, 3)
+    theirs = tracker.positions()
+    # the same sets of points (ours repeat a link's origin to pad): each within 1e-6 m of one
+    gaps = np.linalg.norm(ours[:, None, :] - theirs[None, :, :], axis=2).min(axis=1)
+    assert gaps.max() < 1e-6
