@@ -230,3 +230,14 @@ def test_a_run_in_a_pfl_mode_limits_the_robot_near_the_person(mode):
     [limit] = [e for e in events if e["event"] == "pfl_limit"]
     assert limit["t"] <= 2 * DT and limit["cap"] <= 0.12
     assert not [e for e in events if e["event"] == "ssm_stop"]
+
+
+@pytest.mark.parametrize("mode", ["pfl", "ssm+pfl"])
+def test_in_a_pfl_mode_the_robot_touching_the_person_is_judged_by_pfl_not_a_violation(mode):
+    """touch.yaml for 12 s: the visitor's hand reaches into the robot while it brakes at the
+    contact; the PFL modes allow a contact at the permissible speed, so power and force
+    limiting judges it (pfl_contact events) and the safety monitor counts no violation
+    (mutation: the monitor's interpenetration check as in SSM mode gives violations at 3.2 s)."""
+    with Simulation(load_scenario(str(TOUCH), [f"safety.mode={mode}"]), 1) as sim:
+        stats = sim.run(12.0)
+    assert stats["pfl_contacts"] > 0 and stats["safety_violations"] == 0, stats

@@ -16,7 +16,8 @@ its point there moves faster than ``rest_speed_m_s`` (the robot moved into the p
 ``safety_violation`` event (step, zone, speed, reason) and counts in ``safety_violations``;
 with ``strict`` the first one ends the run (:class:`SafetyViolation`). The person inside the
 robot at rest touched it: a ``robot_touched`` event and ``robot_touches``, once per touch, not
-a violation.
+a violation. In the PFL modes a robot moving into the person is a contact that power and force
+limiting judges (:mod:`hri.run.pfl_contacts`), not a violation of this check.
 
 The robot. Its shapes are :class:`~hri.run.robot_shapes.RobotShapes`: the arm's links, and
 outside zones mode its tool and the part it carries (zones runs measure the arm alone, as
@@ -208,7 +209,7 @@ class SafetyMonitor:
                  limits: SafetyLimits, stats: RunStats, events: EventLog, dt: float, strict: bool = False,
                  person_speed: Callable[[], float] | None = None, ssm: SsmTerms | None = None,
                  pfl: PflSetup | None = None, person: PersonStats | None = None, name: str | None = None,
-                 shapes: RobotShapes | None = None, ssm_invariant: bool = True):
+                 shapes: RobotShapes | None = None, ssm_invariant: bool = True, contact_by_pfl: bool = False):
         self.client = client
         self.person = stats if person is None else person  # where the person's figures go
         self.name = name  # several people: whose monitor (in its events)
@@ -256,6 +257,8 @@ class SafetyMonitor:
         # the robot as the distances see it: the arm's links, with whole=True its tool and carried part
         self.shapes = shapes if shapes is not None else RobotShapes(client, robot)
         self._touching = False  # the person is inside the robot at rest (a touch, counted once)
+        # the PFL modes: the robot may touch the person; power and force limiting judges how hard
+        self.contact_by_pfl = contact_by_pfl
         # ssm_invariant: S_p is the safety function's invariant (not in the PFL modes, whose is PFL's)
         self._ssm_watch = None if ssm is None else SsmWatch(self, ssm, ssm_invariant)
         self.pfl = None if pfl is None else PflMonitor(client, person_body, self.shapes, pfl, self.link_names,
@@ -476,7 +479,9 @@ class SafetyMonitor:
         person, a ``safety_violation`` on every such step. At rest: the person touched the
         robot, a ``robot_touched`` event and one ``robot_touches`` per touch (until the two
         part), not a robot failure; while the person stays inside, a robot that starts moving
-        is a violation again."""
+        is a violation again. In the PFL modes (``contact_by_pfl``) the robot may touch the person
+        at the permissible speed: power and force limiting judges the contact
+        (``pfl_contact``, ``pfl_violations`` above Annex A's limits), not this check."""
         names = self._closest_names(closest)
         depth = -closest[8]
         contact_speed = math.sqrt(sum(v * v for v in point_velocity(self.shapes, closest)))
@@ -489,6 +494,8 @@ class SafetyMonitor:
                 self.events.emit(self.now, "robot_touched", person_link=names[0], robot_link=names[1],
                                  depth_m=round(depth, 6), speed_m_s=round(contact_speed, 6), **self._who)
             return
+        if self.contact_by_pfl:
+            return  # a contact the PFL modes allow: PflMonitor judges it against Annex A's limits
         fraction, speed = self.robot_speeds()
         self.violation(self.now, self.zone, speed, fraction,
                        f"the robot's {names[1]}, moving at {contact_speed:.4f} m/s, is {depth:.4f} m inside "

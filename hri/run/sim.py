@@ -305,7 +305,8 @@ class Simulation:
                                            person_speed=person.plugin.speed_bound, ssm=truth, pfl=pfl,
                                            person=None if person.figures is self.stats else person.figures,
                                            name=person.name if scenario.several else None,
-                                           shapes=self._robot_shapes(), ssm_invariant=safety.mode not in PFL_MODES)
+                                           shapes=self._robot_shapes(), ssm_invariant=safety.mode not in PFL_MODES,
+                                           contact_by_pfl=safety.mode in PFL_MODES)
             person.monitor.pfl.fixed = {body: name for name, body in furniture.items()}  # clamping against them
             if terms is not None or self.sensor is not None:
                 person.monitor.pose_person = lambda plugin=person.plugin: plugin.preview(self.now() - self.dt, self.dt)
