@@ -29,6 +29,7 @@ COMMANDS = {
     "list": ["list", "nodes"],
     "stats": ["stats", "RUN"],
     "bench": ["bench", "--only", "roundtrip", "--messages", "20", "--repeat", "1", "--scenario", "coexistence"],
+    "robot": ["robot", "stops"],
 }
 
 
