@@ -17,7 +17,7 @@ import functools
 import math
 import numbers
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -245,11 +245,13 @@ class RobotArm:
             return
         self._target = target
         start = self._commanded_position()
+        others: Iterator[np.ndarray] = iter(())
         if not resume:
             seeds = [start, self.home, *self._ik_seeds]
-            self._goal = self.scene.solve_ik(target, seeds, self.config.position_tolerance,
+            others = self.scene.ik_solutions(target, seeds, self.config.position_tolerance,
                                              self.config.orientation_tolerance)
-        self._plan_from(start, "unreachable")
+            self._goal = next(others, None)
+        self._plan_from(start, "unreachable", others)
 
     def move_to_joints(self, q: Any) -> None:
         """Plan to the joint values ``q`` (radians) and start moving (FAILED if they are not
@@ -259,18 +261,25 @@ class RobotArm:
         self._goal = goal if goal.shape == self.home.shape and self.scene.configuration_valid(goal) else None
         self._plan_from(self._commanded_position(), "invalid_joints")
 
-    def _plan_from(self, start: np.ndarray, no_goal: str) -> None:
-        """Plan from ``start`` to the goal; ``no_goal``: the failure when there is none."""
+    def _plan_from(self, start: np.ndarray, no_goal: str, others: Iterator[np.ndarray] = iter(())) -> None:
+        """Plan from ``start`` to the goal; ``no_goal``: the failure when there is none.
+
+        When no path leads to the goal, the ``others`` (the target's other IK solutions, best
+        first) are tried in turn: a solution can be valid yet cut off from the arm's joints by
+        collisions (the elbow folded the other way round), where another one is a move away.
+        """
         if self._goal is None:
             self._fail(no_goal)
             return
-        rng = np.random.default_rng([self.config.seed, self._plans])
-        self._plans += 1
-        path = plan_joint_path(self.scene, start, self._goal, rng,
-                               self.config.planner_settings)
-        if path is None:
-            self._fail("no_path")
-            return
+        path = self._plan(start, self._goal)
+        while path is None:
+            goal = next(others, None)
+            if goal is None:
+                self._fail("no_path")
+                return
+            path = self._plan(start, goal)
+            if path is not None:
+                self._goal = goal
         if self._motion is not None:
             self._motion.follow(path[1:])
         else:
@@ -278,6 +287,13 @@ class RobotArm:
         self._settle_time = 0.0
         self._status = MotionStatus.MOVING
         self.failure = None
+
+    def _plan(self, start: np.ndarray, goal: np.ndarray) -> list[np.ndarray] | None:
+        """A collision-free path from ``start`` to ``goal``, or None; each plan draws its own
+        random numbers (the arm's seed and the plan's count)."""
+        rng = np.random.default_rng([self.config.seed, self._plans])
+        self._plans += 1
+        return plan_joint_path(self.scene, start, goal, rng, self.config.planner_settings)
 
     def halt(self) -> None:
         """Controlled stop (STOPPING, then STOPPED at rest); the target is kept for resuming."""

@@ -15,7 +15,7 @@ the physics and of the planner (planned paths are what they were without it).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,13 +202,20 @@ class PlanningScene:
 
     def solve_ik(self, target: Pose, seeds: Sequence[np.ndarray], position_tolerance: float,
                  orientation_tolerance: float, enough: int = 2) -> np.ndarray | None:
-        """A collision-free configuration placing the tool link at ``target``, or None.
+        """A collision-free configuration placing the tool link at ``target``, or None: the
+        first of :meth:`ik_solutions`."""
+        return next(self.ik_solutions(target, seeds, position_tolerance, orientation_tolerance, enough), None)
+
+    def ik_solutions(self, target: Pose, seeds: Sequence[np.ndarray], position_tolerance: float,
+                     orientation_tolerance: float, enough: int = 2) -> Iterator[np.ndarray]:
+        """Collision-free configurations placing the tool link at ``target``, best first.
 
         The shared kinematics core (:func:`hri.kinematics.solve`) solves from each
         seed in turn for the joint values nearest that seed; the first seed (the current
         joints) also gets the core's restarts, and its solution, when valid and collision-free,
-        is the answer. Otherwise, among the first ``enough`` valid, collision-free solutions
-        from the other seeds, the one nearest to ``seeds[0]`` wins.
+        comes first. Then the first ``enough`` valid, collision-free solutions from the other
+        seeds, nearest to ``seeds[0]`` first, then those of the remaining seeds in their order.
+        Solving is lazy: a caller content with the first solves no further.
         """
         reference = np.asarray(seeds[0], dtype=float)
         settings = IkSettings(position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance)
@@ -220,14 +227,14 @@ class PlanningScene:
             q = np.array(result.q)
             if not self.configuration_valid(q):
                 continue
-            if k == 0:
-                return q  # the core's answer from the current joints is the nearest there is
+            if k == 0 or len(found) >= enough:
+                yield q
+                continue
             found.append(q)
             if len(found) >= enough:
-                break
-        if not found:
-            return None
-        return min(found, key=lambda c: float(np.sum(np.abs(c - reference))))
+                yield from sorted(found, key=lambda c: float(np.sum(np.abs(c - reference))))
+        if len(found) < enough:
+            yield from sorted(found, key=lambda c: float(np.sum(np.abs(c - reference))))
 
     # -- collisions -------------------------------------------------------------------
 

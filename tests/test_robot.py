@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import numpy as np
 import pybullet as p
@@ -19,6 +20,9 @@ import pytest
 from hri.base.geometry import Pose
 from hri.robot.arm import MotionStatus, RobotArm, RobotConfig
 from hri.kinematics import solve
+from hri.robot.planner import PlannerSettings, plan_joint_path
+from hri.scenario.load import load_scenario
+from hri.workcell.world import build_static_scene
 from hri.robot.scene import quaternion_angle
 
 DT = 1.0 / 240.0
@@ -594,3 +598,38 @@ def test_a_synchronisation_ruckig_cannot_find_is_done_unsynchronised() -> None:
             break
     assert Progress.ERROR not in progress and progress[-1] == Progress.ARRIVED
     assert np.allclose(m.position, target)
+
+
+def test_a_move_whose_first_ik_solution_is_cut_off_takes_another_solution() -> None:
+    """The UR-5 of two_workers, its elbow up over the right side of the table, is sent near its
+    base on the left: the IK's first solution (nearest the current joints) folds the elbow the
+    other way round, valid but with no path to it; the move takes the next solution instead of
+    failing with no_path (which the robot's tree would ask again and again)."""
+    scenario = load_scenario("two_workers", check_trees=False)
+    build = lambda client: build_static_scene(client, scenario.room, scenario.furniture)  # noqa: E731
+    client = p.connect(p.DIRECT)
+    try:
+        build(client)
+        arm = RobotArm(client, scenario.robot.base, build, replace(scenario.robot.config, seed=3833383372),
+                       scenario.robot.model)
+        start = np.array([-1.1, -0.695, -1.514, -2.504, -1.571, 2.041])
+        arm.move_to_joints(list(start))
+        for _ in range(2400):
+            if arm.status != MotionStatus.MOVING:
+                break
+            arm.step(DT)
+            p.stepSimulation(physicsClientId=client)
+        assert arm.status == MotionStatus.SUCCEEDED
+        target = Pose(0.9795, 0.5762, 0.85, *DOWN)
+        seeds = [start, arm.home, *arm._ik_seeds]
+        first = arm.scene.solve_ik(target, seeds, arm.config.position_tolerance, arm.config.orientation_tolerance)
+        assert first is not None
+        assert plan_joint_path(arm.scene, start, first, np.random.default_rng(0), PlannerSettings()) is None
+        arm.move_to(target)
+        assert arm.status == MotionStatus.MOVING and arm.failure is None
+        assert not np.allclose(arm._goal, first)
+        position, _ = arm.scene.chain.tip_pose(arm._goal)
+        assert np.linalg.norm(np.subtract(position, target.position)) < arm.config.position_tolerance
+        arm.close()
+    finally:
+        p.disconnect(client)
