@@ -304,6 +304,22 @@ def test_stale_duplicate_and_unexpected_replies_are_dropped_and_counted():
             stats["unexpected_replies"]) == (1, 1, 1, 1)
 
 
+def test_a_newer_answer_supersedes_only_calls_about_the_same_thing():
+    """``supersede="person:A"``: the answer about B leaves A's older call pending; the answer
+    to a newer call about A cancels it (one person's flag, several people)."""
+    held = []
+    net, server, caller, _s, client = _pair(handlers={"slow": lambda req: held.append(req.defer())})
+    about_a, about_b, again_a = (client.call("slow", supersede=key) for key in ("person:A", "person:B", "person:A"))
+    net.advance(0.1)
+    held[1].reply("b")
+    net.advance(0.2)
+    assert about_b.value == "b" and about_a.pending
+    held[2].reply("a2")
+    net.advance(0.3)
+    assert again_a.value == "a2" and isinstance(about_a.error, Cancelled)
+    assert caller.stats()["superseded"] == 1
+
+
 def test_ended_calls_are_remembered_for_a_simulated_minute_only():
     """A long run's memory stays flat: a node forgets ended calls after 60 simulated seconds
     (a duplicate reply later than that counts as unexpected)."""

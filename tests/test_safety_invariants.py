@@ -83,12 +83,18 @@ def test_a_robot_moving_inside_the_person_is_a_violation_every_step(world):
     assert monitor.stats.robot_touches == 0
 
 
-def test_a_person_inside_the_robot_at_rest_is_one_touch_not_a_violation(world):
+def _three_steps(world, x: float, y: float):
+    """The person at rest at (x, y) and three monitored steps of the robot at rest."""
     client, robot, person = world
-    person.apply(ClipLibrary.default().rest_pose(), 1.3, 0.65, 0.0)
+    person.apply(ClipLibrary.default().rest_pose(), x, y, 0.0)
     monitor = _monitor(world)
     for k in range(3):
-        monitor.step(k / 240, 1.3, 0.65)
+        monitor.step(k / 240, x, y)
+    return monitor
+
+
+def test_a_person_inside_the_robot_at_rest_is_one_touch_not_a_violation(world):
+    monitor = _three_steps(world, 1.3, 0.65)
     assert monitor.stats.safety_violations == 0 and monitor.stats.min_separation_m < 0
     [touch] = [e for e in monitor.events.events if e["event"] == "robot_touched"]
     assert monitor.stats.robot_touches == 1 and touch["speed_m_s"] == 0.0 and touch["depth_m"] > 0.0
@@ -96,11 +102,7 @@ def test_a_person_inside_the_robot_at_rest_is_one_touch_not_a_violation(world):
 
 
 def test_a_person_beside_the_robot_is_no_violation(world):
-    client, robot, person = world
-    person.apply(ClipLibrary.default().rest_pose(), 3.5, 2.5, 0.0)
-    monitor = _monitor(world)
-    for k in range(3):
-        monitor.step(k / 240, 3.5, 2.5)
+    monitor = _three_steps(world, 3.5, 2.5)
     assert monitor.stats.safety_violations == 0 and monitor.stats.min_separation_m > 0.5
 
 

@@ -29,12 +29,12 @@ class Future:
     """The outcome of one call, filled in when its reply arrives (or its time runs out)."""
 
     def __init__(self, node: CallKeeper | None, request_id: int, key: tuple, sent_at: float,
-                 deadline: float, supersede: bool = False):
+                 deadline: float, supersede: bool | str = False):
         self.request_id = request_id
         self.key = key  # (address, channel, op)
         self.sent_at = sent_at
         self.deadline = deadline
-        self.supersede = supersede
+        self.supersede = supersede  # True, or the name of what a newer answer supersedes (node.call)
         self.transform: Callable[[Any], Any] | None = None  # applied to the reply (e.g. a record)
         self.answered_at: float | None = None
         self._node = node

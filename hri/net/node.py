@@ -112,9 +112,13 @@ class Node:
     # calling ---------------------------------------------------------------------------------
 
     def call(self, address: int, channel: str, op: str, payload: Any = None, *,
-             timeout: float | None = None, supersede: bool = False, kind: Kind = Kind.REQUEST,
+             timeout: float | None = None, supersede: bool | str = False, kind: Kind = Kind.REQUEST,
              transform: Callable[[Any], Any] | None = None) -> Future:
-        """Send a request; a payload that cannot be encoded raises CodecError at once."""
+        """Send a request; a payload that cannot be encoded raises CodecError at once.
+
+        ``supersede``: the answer to a newer call of the same op cancels this call if it is still
+        pending (True), or only a newer call's with the same ``supersede`` string (a call
+        about one of several things, such as one person's flag)."""
         now = self.clock()
         self._next_id += 1
         timeout = self.timeout if timeout is None else float(timeout)
@@ -307,7 +311,8 @@ class Node:
 
     def _supersede_older(self, answered: Future) -> None:
         older = [f for f in self._calls.values()
-                 if f.supersede and f.key == answered.key and f.request_id < answered.request_id]
+                 if f.supersede == answered.supersede and f.key == answered.key
+                 and f.request_id < answered.request_id]
         for future in older:
             self.counts["superseded"] += 1
             self.finish_call(future, FAILED, None,

@@ -44,7 +44,7 @@ class RpcNode(Protocol):
     def publisher(self, service: str, stream: str) -> Publisher: ...
 
     def call(self, address: int, channel: str, op: str, payload: Any = None, *,
-             timeout: float | None = None, supersede: bool = False) -> Future: ...
+             timeout: float | None = None, supersede: bool | str = False) -> Future: ...
 
     def subscribe(self, address: int, service: str, stream: str,
                   on_update: Callable[[Any], None] | None = None,
@@ -136,8 +136,9 @@ class Client:
         return f"Client({self.record.name!r} at {self.record.address})"
 
     def call(self, op: str, payload: Any = None, *, timeout: float | None = None,
-             supersede: bool = False) -> Future:
-        """Send a request; the returned future is polled by the caller."""
+             supersede: bool | str = False) -> Future:
+        """Send a request; the returned future is polled by the caller (``supersede``: see
+        :meth:`hri.net.node.Node.call`)."""
         if self.record.ops and op not in self.record.ops:
             error = NetError(f"service {self.record.name} has no request kind {op!r} "
                              f"(has: {', '.join(self.record.ops)})")

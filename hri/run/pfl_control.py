@@ -104,7 +104,7 @@ class PflController:
         # how far each person's gap can have closed since the pairs were measured: the person's
         # speed bound and the robot's measured bound of its fastest point, step by step
         self._closed = [0.0] * len(self.monitors)
-        self._fractions: dict[tuple[int, int, int], float] = {}  # (person body, its link, robot link): fraction
+        self._fractions: dict[tuple[int, int, str], float] = {}  # (person body, its link, robot link's name): fraction
         self.limit = Limit(1.0)
         self.stops = 0
 

@@ -165,4 +165,5 @@ class CalledClient:
         person ended the last call)."""
         whom, value = self._whom(person), bool(value)
         payload: Any = {"person": whom, "state": value} if self._several else value
-        self._requests[whom] = (self._client.call("set", payload, supersede=True), value)
+        supersede = f"person:{whom}" if self._several else True  # one person's answer leaves another's call be
+        self._requests[whom] = (self._client.call("set", payload, supersede=supersede), value)
