@@ -5,6 +5,7 @@ rest, and a lost update is a protective stop within one sensor period plus T_r."
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,10 +14,11 @@ import pybullet as p
 import pytest
 
 from hri.run.sensor import SafetySensor
+from hri.run.sensor_view import SensorView
 from hri.run.sim import Simulation
 from hri.run.ssm_control import sensed_person_speed, ssm_settings, truth_settings
 from hri.scenario.load import load_scenario, sensor_presets
-from hri.scenario.model import SENSOR_NOISE_BOUND, SensorOptions, SsmOptions
+from hri.scenario.model import SENSOR_NOISE_BOUND, SensorMount, SensorOptions, SsmOptions
 
 DATA = Path(__file__).parent / "data"
 WALK_16 = DATA / "ssm" / "walk_at_robot.xml"
@@ -222,3 +224,42 @@ def test_without_a_sensor_the_measured_person_speed_is_the_ideal_sensors_walk_to
     assert max(seen) == pytest.approx(2.0, abs=0.2)  # the pelvis speeds up and slows down within a stride
     assert stats["safety_violations"] == 0
 
+
+
+# --- a mounted sensor: field of view, range and occlusion ----------------------------------
+
+def _box(client: int, center: tuple[float, float, float], half: tuple[float, float, float]) -> int:
+    shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=client)
+    return p.createMultiBody(0.0, shape, -1, center, physicsClientId=client)
+
+
+def test_a_mounted_sensor_sees_a_body_in_its_field_and_in_plain_sight_only():
+    client = p.connect(p.DIRECT)
+    try:
+        person = _box(client, (3.0, 0.0, 0.5), (0.1, 0.2, 0.5))
+        ahead = SensorView(client, SensorMount(0.0, 0.0, 0.3, 0.0, 270.0))
+        assert ahead.sees(person)
+        assert not SensorView(client, SensorMount(0.0, 0.0, 0.3, math.pi, 270.0)).sees(person)  # behind it
+        assert SensorView(client, SensorMount(0.0, 0.0, 0.3, math.pi, 360.0)).sees(person)  # all round
+        assert not SensorView(client, SensorMount(0.0, 0.0, 0.3, 0.0, 270.0, range_m=2.5)).sees(person)
+        wall = _box(client, (1.5, 0.0, 0.5), (0.05, 1.0, 1.0))  # furniture, the robot or another person
+        assert not ahead.sees(person)
+        p.resetBasePositionAndOrientation(wall, (1.5, 0.0, -2.0), (0, 0, 0, 1), physicsClientId=client)
+        assert ahead.sees(person)
+    finally:
+        p.disconnect(client)
+
+
+@pytest.mark.parametrize("looks, seen", [(90, True), (-90, False)], ids=["towards the person", "away"])
+def test_ssm_acts_on_the_people_a_mounted_sensor_sees_and_the_monitor_on_the_truth(looks, seen):
+    """The laser scanner on the robot's table at its front edge: looking into the room it sees
+    the person coming and the robot is at rest when they arrive; looking at the wall behind the
+    robot it sees nobody, the robot keeps working at speed, and the monitor's truth shows the
+    separation falling below S_p (a negative SSM margin)."""
+    sensor = f"{{preset: laser_scanner, mount: {{position: [1.3, 1.25, 0.3], yaw_deg: {looks}}}}}"
+    samples, stats, events, sim = _run(_walk_at_robot(WALK_16, sensor), 4.0)
+    rest = sim.scenario.safety.rest_speed_m_s
+    arrived = _arrived(samples, events)
+    at_rest = all(s.speed_m_s < rest for s in samples[arrived:])
+    assert at_rest == seen
+    assert (stats["ssm_margin_min_m"] >= -1e-4) == seen

@@ -23,6 +23,13 @@ The random draws come from the run's own stream for the sensor (a child of the r
 sequence that no other part uses), four per update whether it is lost or not: a seeded run with
 a sensor reruns bit for bit, and a run without one draws nothing.
 
+A sensor with a ``mount`` sees only the people in its field and in plain sight
+(:mod:`hri.run.sensor_view`): the report's separation is the smallest of those it sees
+(infinite when it sees nobody: SSM lets the robot run), and a person it does not see has no
+place in the report; the robot's tree is told the place where the sensor saw them last (where
+they started, before it ever saw them), so the zones keep what the sensor last knew. The
+safety monitor keeps checking the truth: an occluded approach shows there.
+
 ``person_speed_m_s: measured`` with a sensor is the person's speed towards the robot as the
 sensor sees it (:meth:`SafetySensor.approach_m_s`): the slope of a least-squares line through
 the distance from each sensed pelvis position to the robot's base over the reports of the last
@@ -51,11 +58,12 @@ APPROACH_WINDOW_S = 0.3
 @dataclass(frozen=True)
 class Reading:
     """One update as the controller receives it: when it was measured, the smallest sensed
-    separation of any person (m) and each person's sensed pelvis ``(x, y)``."""
+    separation of any person it saw (m; infinite when it saw nobody) and each person's sensed
+    pelvis ``(x, y)``, None for a person it did not see."""
 
     t: float
     separation_m: float
-    places: tuple[tuple[float, float], ...]
+    places: tuple[tuple[float, float] | None, ...]
 
 
 class ApproachFilter:
@@ -65,10 +73,10 @@ class ApproachFilter:
 
     def __init__(self, robot_xy: tuple[float, float]):
         self.robot_xy = robot_xy
-        self._history: deque[tuple[float, tuple[tuple[float, float], ...]]] = deque()
+        self._history: deque[tuple[float, tuple[tuple[float, float] | None, ...]]] = deque()
         self._speed: float | None = 0.0  # None: to be fitted to the history anew
 
-    def add(self, t: float, places: tuple[tuple[float, float], ...]) -> None:
+    def add(self, t: float, places: tuple[tuple[float, float] | None, ...]) -> None:
         self._history.append((t, places))
         while self._history[0][0] < t - APPROACH_WINDOW_S - 1e-9:
             self._history.popleft()
@@ -82,11 +90,14 @@ class ApproachFilter:
     def _fit(self) -> float:
         if len(self._history) < 3:
             return 0.0
-        times = np.array([t for t, _ in self._history])
-        times -= times.mean()
         fastest = 0.0
         for person in range(len(self._history[0][1])):
-            distances = np.array([math.dist(places[person], self.robot_xy) for _, places in self._history])
+            seen = [(t, places[person]) for t, places in self._history if places[person] is not None]
+            if len(seen) < 3:
+                continue
+            times = np.array([t for t, _ in seen])
+            times -= times.mean()
+            distances = np.array([math.dist(place, self.robot_xy) for _, place in seen])
             slope = float(np.dot(times, distances - distances.mean()) / np.dot(times, times))
             fastest = max(fastest, -slope)
         return fastest
@@ -107,6 +118,7 @@ class SafetySensor:
         self._pending: deque[tuple[int, float, Reading | None]] = deque()  # (arrives at step, measured at, report)
         self.current: Reading | None = None  # the newest report that has arrived; None: lost
         self.last: Reading | None = None  # the newest report that was not lost
+        self.last_places: dict[int, tuple[float, float]] = {}  # each person's place when last seen
         self.approach = ApproachFilter(robot_xy)  # the people's speed towards the robot, as reported
         self.updates = 0
         self.dropouts = 0
@@ -120,8 +132,10 @@ class SafetySensor:
         """Whether the sensor measures after the physics step that ends at step ``step``."""
         return (step - 1) % self.period_steps == 0  # the first after the first step
 
-    def measure(self, step: int, separations: list[float], places: list[tuple[float, float]]) -> bool:
-        """One update from the truth after step ``step``; whether it was lost."""
+    def measure(self, step: int, separations: list[float], places: list[tuple[float, float]],
+                seen: list[bool] | None = None) -> bool:
+        """One update from the truth after step ``step`` of the people ``seen`` (None: all);
+        whether it was lost."""
         self.updates += 1
         lost, *errors = self.rng.random(), *self.rng.standard_normal(3)
         bound = SENSOR_NOISE_BOUND
@@ -130,8 +144,10 @@ class SafetySensor:
             self.dropouts += 1
             self._pending.append((step + self.latency_steps, step * self.dt, None))
             return True
-        reading = Reading(step * self.dt, min(separations) + e[0],
-                          tuple((x + e[1], y + e[2]) for x, y in places))
+        seen = seen if seen is not None else [True] * len(places)
+        sensed = [separation for separation, visible in zip(separations, seen) if visible]
+        reading = Reading(step * self.dt, min(sensed) + e[0] if sensed else math.inf,
+                          tuple((x + e[1], y + e[2]) if visible else None for (x, y), visible in zip(places, seen)))
         self._pending.append((step + self.latency_steps, step * self.dt, reading))
         return False
 
@@ -146,6 +162,7 @@ class SafetySensor:
                 lost = measured_t
             else:
                 self.last = reading
+                self.last_places.update((k, place) for k, place in enumerate(reading.places) if place is not None)
                 self.approach.add(reading.t, reading.places)
         return lost
 

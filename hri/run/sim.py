@@ -56,6 +56,7 @@ from hri.net import Network
 from hri.scenario.model import MEASURED, PFL_MODES, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
 from hri.run.sensor import ApproachFilter, SafetySensor
+from hri.run.sensor_view import SensorView
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
@@ -210,6 +211,7 @@ class Simulation:
         # safety.mode ssm: speed and separation monitoring; pfl, ssm+pfl: power and force limiting
         self.ssm: SsmController | PflController | None = None
         self.sensor: SafetySensor | None = None  # safety.sensor: what SSM and the zones act on
+        self.sensor_view: SensorView | None = None  # a mounted sensor's line of sight
         self.approach: ApproachFilter | None = None  # measured v_h without a sensor: the ideal sensor's
 
     # --- set-up ---------------------------------------------------------------------
@@ -297,6 +299,8 @@ class Simulation:
         if safety.sensor is not None:  # its own stream: the other parts' draws stay as they were
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(SENSOR_STREAM,)))
             self.sensor = SafetySensor(safety.sensor, self.dt, rng, (scenario.robot.base.x, scenario.robot.base.y))
+            if safety.sensor.mount is not None:
+                self.sensor_view = SensorView(self.client, safety.sensor.mount)
         terms, truth = self._ssm_terms()
         pfl = self._pfl_setup()
         for person in self.people:
@@ -454,7 +458,11 @@ class Simulation:
         report = self.sensor.current or self.sensor.last
         if report is None:  # before the first report: the robot is held in a protective stop
             return pose, self._zone_of(self.people[index], pose)
-        x, y = report.places[index]
+        place = report.places[index]
+        if place is None:  # not seen: where the sensor saw them last, else where they started
+            start = self.scenario.people[index].start
+            place = self.sensor.last_places.get(index, (start.x, start.y))
+        x, y = place
         return replace(pose, x=x, y=y), zone_of(self.scenario.zones, x, y)
 
     def _hold_for_sensor(self, t: float, reported: float | None) -> None:
@@ -496,7 +504,8 @@ class Simulation:
 
     def _sense(self) -> None:
         """After a physics step on which the sensor measures: each person's true separation (a
-        fresh query, the body posed) and pelvis position, into the sensor."""
+        fresh query, the body posed) and pelvis position, into the sensor, and with a mounted
+        sensor whether it sees them (:mod:`hri.run.sensor_view`)."""
         separations, places = [], []
         for person in self.people:
             monitor = person.monitor
@@ -504,7 +513,9 @@ class Simulation:
                 monitor.measure_posed()
             separations.append(monitor.last_separation)
             places.append(self._xy_of(person, monitor.posed))
-        self.sensor.measure(self.step_count, separations, places)
+        seen = None if self.sensor_view is None else [self.sensor_view.sees(person.plugin.body_id)
+                                                      for person in self.people]
+        self.sensor.measure(self.step_count, separations, places, seen)
 
     def _world_events(self, event: str, **fields: Any) -> None:
         self.events.emit(self.now(), event, **fields)

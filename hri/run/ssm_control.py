@@ -241,4 +241,5 @@ class SsmController:
         if lost:
             self.emit(t, "ssm_stop", sensor_lost=True)
         else:
-            self.emit(t, "ssm_stop" if stop else "ssm_resume", separation_m=round(self.separation_m, 6))
+            separation = round(self.separation_m, 6) if math.isfinite(self.separation_m) else None  # None: nobody seen
+            self.emit(t, "ssm_stop" if stop else "ssm_resume", separation_m=separation)

@@ -34,7 +34,7 @@ from hri.scenario.model import (HEIGHT_RANGE_M, ISO_13855_WALKING_SPEED_M_S, MAX
                                 MAX_WALKING_SPEED_M_S, MEASURED,
                                 MIN_PERSON_GAP_M, MIN_PHYSICS_RATE_HZ, NET_CHANNELS, PERSON, PERSON_NAME_PATTERN,
                                 PFL_CONTACT_AREA_CM2, PFL_CONTACT_DISTANCE_MAX_M, ROBOT, SAFETY_MODES, PersonSetup, PflOptions, RobotSetup, SafetySettings, Scenario, SimulationSettings,
-                                SsmOptions, SensorOptions, pfl_contact_distance)
+                                SsmOptions, SensorMount, SensorOptions, pfl_contact_distance)
 from hri.scenario.workcell import Fail, check_workcell, read_furniture, read_parts
 from hri.workcell.layout import Furniture, PartsSettings, Room
 
@@ -79,7 +79,8 @@ _SCHEMA: dict[str, Any] = {
                "pfl": {"contact_distance_m": float, "contact_area_cm2": "any"},
                "stop_table": "any",
                "sensor": {"preset": str, "rate_hz": float, "latency_s": float, "range_noise_m": float,
-                          "dropout_probability": float}},
+                          "dropout_probability": float, "mount": "pose", "field_of_view_deg": float,
+                          "range_m": float}},
 }
 #: keys a section must have (the others of ``_SCHEMA`` are optional)
 _REQUIRED_IN = {
@@ -307,7 +308,7 @@ def build_scenario(document: Document, file: str) -> Scenario:
         people=people,
         zones=zones, areas=areas, poses=poses, trees=trees,
         safety=_read_safety(safety, float(simulation["physics_rate_hz"]), fail, arm,
-                            _read_stop_table(safety, arm, robot.get("payload_kg"), fail)),
+                            _read_stop_table(safety, arm, robot.get("payload_kg"), fail), room),
         net=net, parts=parts, faults=tuple(faults), blackboard=dict(data.get("blackboard") or {}),
         plugins=tuple(data.get("plugins") or ()), document=document)
 
@@ -539,7 +540,7 @@ def _read_stop_table(safety: dict, arm: ArmModel, payload_kg: Any, fail: Fail) -
 
 
 def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel,
-                 stop_table: StopTable | None = None) -> SafetySettings:
+                 stop_table: StopTable | None = None, room: Room | None = None) -> SafetySettings:
     """``safety``: the monitor's limits, the mode and the SSM terms (their types are checked by
     the schema, their ranges here). The SSM controller acts once a physics step, so the
     reaction time it may assume is at least one step."""
@@ -562,7 +563,7 @@ def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel
     return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
                           pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail, arm),
                           sensor=None if "sensor" not in safety else _read_sensor(safety["sensor"] or {},
-                                                                                  physics_rate_hz, fail),
+                                                                                  physics_rate_hz, fail, room),
                           stop_table=stop_table)
 
 
@@ -578,9 +579,10 @@ def sensor_presets() -> dict[str, dict]:
     return yaml.safe_load(text)
 
 
-def _read_sensor(spec: dict, physics_rate_hz: float, fail: Fail) -> SensorOptions:
+def _read_sensor(spec: dict, physics_rate_hz: float, fail: Fail, room: Room | None = None) -> SensorOptions:
     """``safety.sensor`` (its types are checked by the schema): a preset's figures, each of
-    which the section's own keys replace, or the figures alone (``rate_hz`` then required)."""
+    which the section's own keys replace, or the figures alone (``rate_hz`` then required);
+    and optionally its ``mount`` (within ``room``) with its field."""
     figures: dict[str, Any] = {}
     preset = spec.get("preset")
     if preset is not None:
@@ -589,7 +591,7 @@ def _read_sensor(spec: dict, physics_rate_hz: float, fail: Fail) -> SensorOption
             close = difflib.get_close_matches(preset, list(presets), n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(presets)}"
             fail(f"safety.sensor.preset: unknown sensor '{preset}' ({hint})", "safety.sensor.preset")
-        figures = {key: presets[preset][key] for key in _SENSOR_FIGURES}
+        figures = {key: presets[preset][key] for key in _SENSOR_FIGURES if key in presets[preset]}
     figures.update((key, spec[key]) for key in _SENSOR_FIGURES if key in spec)
     if "rate_hz" not in figures:
         fail("safety.sensor needs a preset or a rate_hz", "safety.sensor")
@@ -607,10 +609,33 @@ def _read_sensor(spec: dict, physics_rate_hz: float, fail: Fail) -> SensorOption
     if not 0.0 <= dropout < 1.0:
         fail(f"safety.sensor.dropout_probability must be at least 0 and below 1 (a sensor that never reports "
              f"stops the robot for good), got {dropout:g}", "safety.sensor.dropout_probability")
-    return SensorOptions(rate, latency, noise, dropout, preset)
+    return SensorOptions(rate, latency, noise, dropout, preset, _read_mount(spec, figures, room, fail))
 
 
-_SENSOR_FIGURES = ("rate_hz", "latency_s", "range_noise_m", "dropout_probability")
+_SENSOR_FIGURES = ("rate_hz", "latency_s", "range_noise_m", "dropout_probability", "field_of_view_deg", "range_m")
+
+
+def _read_mount(spec: dict, figures: dict, room: Room | None, fail: Fail) -> SensorMount | None:
+    """``safety.sensor.mount`` with ``field_of_view_deg`` (0..360, default 360) and ``range_m``
+    (positive, default unlimited), a preset's or the section's: None without a mount (a field
+    without one is refused: it would be about nothing)."""
+    fov, reach = figures.get("field_of_view_deg"), figures.get("range_m")
+    if "mount" not in spec:
+        for key in ("field_of_view_deg", "range_m"):
+            if key in spec:
+                fail(f"safety.sensor.{key} needs a safety.sensor.mount (where the sensor is)", f"safety.sensor.{key}")
+        return None
+    pose = _read_pose("safety.sensor.mount", spec["mount"], fail)
+    if room is not None and not (0.0 <= pose.x <= room.size[0] and 0.0 <= pose.y <= room.size[1] and pose.z >= 0.0):
+        fail(f"safety.sensor.mount must be inside the room (0..{room.size[0]:g}, 0..{room.size[1]:g}, z >= 0), "
+             f"got ({pose.x:g}, {pose.y:g}, {pose.z:g})", "safety.sensor.mount")
+    fov = 360.0 if fov is None else float(fov)
+    if not 0.0 < fov <= 360.0:
+        fail(f"safety.sensor.field_of_view_deg must be above 0 and at most 360, got {fov:g}", "safety.sensor.field_of_view_deg")
+    reach = math.inf if reach is None else float(reach)
+    if not reach > 0.0:
+        fail(f"safety.sensor.range_m must be positive, got {reach:g}", "safety.sensor.range_m")
+    return SensorMount(pose.x, pose.y, pose.z, pose.yaw, fov, reach)
 
 
 def _read_pfl(pfl: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel) -> PflOptions:

@@ -8,6 +8,7 @@ copy a run directory keeps.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,18 +145,34 @@ class SsmOptions:
 
 
 @dataclass(frozen=True)
+class SensorMount:
+    """``safety.sensor.mount`` and its field: where the sensor is (x, y, z in the world, m),
+    which way it looks (``yaw``, rad), its horizontal field of view (degrees, centred on
+    ``yaw``) and its range (m). What it sees: :mod:`hri.run.sensor_view`."""
+
+    x: float
+    y: float
+    z: float
+    yaw: float
+    field_of_view_deg: float = 360.0
+    range_m: float = math.inf
+
+
+@dataclass(frozen=True)
 class SensorOptions:
     """``safety.sensor``: the safety sensor the SSM controller and the zones act on
     (:mod:`hri.run.sensor`): its update rate (Hz), its latency (s) from a measurement to the
     report reaching the controller, its range noise (m, standard deviation; every report lies
     within ``SENSOR_NOISE_BOUND`` of them) and the probability that an update is lost.
-    ``preset`` names the device of :file:`hri/scenario/sensors.yaml` it started from."""
+    ``preset`` names the device of :file:`hri/scenario/sensors.yaml` it started from.
+    ``mount``: where it is and its field; None: it sees everyone, everywhere."""
 
     rate_hz: float
     latency_s: float = 0.0
     range_noise_m: float = 0.0
     dropout_probability: float = 0.0
     preset: str | None = None
+    mount: SensorMount | None = None
 
 
 #: a sensor's range error lies within this many standard deviations (its noise is drawn from a
