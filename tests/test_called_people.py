@@ -66,6 +66,8 @@ def test_the_second_person_carries_a_part_in_their_own_hand(carry_run):
     # put down 0.7 m ahead of the visitor at the cart (5.0, 3.85, facing +y), give or take the spread
     assert abs(placed[0]["x"] - 5.0) <= 0.25 + 1e-9 and placed[0]["y"] == pytest.approx(3.85 + 0.7, abs=1e-3)
     assert stats["parts"]["taken_by_person"] == 1 and stats["parts_shelved"] == 1
+    assert stats["people"]["visitor"]["parts"] == {"taken": 1, "put": {"cart": 1}}  # each person's tally
+    assert stats["people"]["worker"]["parts"] == {"taken": 0, "put": {}}
 
 
 def test_a_person_port_naming_nobody_is_a_load_time_error_at_its_line(tmp_path):

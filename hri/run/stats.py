@@ -100,6 +100,7 @@ class PersonStats:
     pfl_worst_region: str | None = None
     # giving way to other people on the way (hri.actor.yielding.YieldCounts)
     yields: dict[str, float | int] = field(default_factory=lambda: YieldCounts().as_dict())
+    parts: dict[str, Any] = field(default_factory=lambda: {"taken": 0, "put": {}})  # PersonParts.as_dict()
 
     def count_calls(self, calls: int, response_times: list[float]) -> None:
         """This person's calls and how long each took them to answer (their flag's)."""
@@ -134,6 +135,7 @@ class PersonStats:
             "pfl_worst_ratio": round(self.pfl_worst_ratio, 6) if math.isfinite(self.pfl_worst_ratio) else None,
             "pfl_worst_region": self.pfl_worst_region,
             "yields": dict(self.yields),
+            "parts": {"taken": self.parts["taken"], "put": dict(self.parts["put"])},
         }
 
 
@@ -204,6 +206,8 @@ class RunStats:
         self.parts_good = sum(counts.placed_by_robot.get(s, 0) for s in settings.good_surfaces)
         self.parts_bad = sum(counts.placed_by_robot.get(s, 0) for s in settings.bad_surfaces)
         self.parts_shelved = sum(counts.put_by_person.get(s, 0) for s in settings.storage_surfaces)
+        for name, person in (self.people or {}).items():
+            person.parts = counts.of(name).as_dict()
 
     def count_failure(self, event: str, fields: dict[str, Any]) -> None:
         """Count the reason of a tree's event if it tells of a failure (a finished action that

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pybullet as p
@@ -105,13 +106,32 @@ class Ride:
 
 
 @dataclass
+class PersonParts:
+    """One person's part tallies: the parts they took, and put down by surface."""
+
+    taken: int = 0
+    put: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"taken": self.taken, "put": dict(self.put)}
+
+
+@dataclass
 class PartCounts:
+    """The run's part tallies; the people's in all (``taken_by_person``, ``put_by_person``) and
+    each person's (``by_person``, by name)."""
+
     picked_by_robot: int = 0
     placed_by_robot: dict[str, int] = field(default_factory=dict)
     taken_by_person: int = 0
     put_by_person: dict[str, int] = field(default_factory=dict)
     delivered: int = 0
     collected: int = 0
+    by_person: dict[str, PersonParts] = field(default_factory=dict)
+
+    def of(self, person: str) -> PersonParts:
+        """``person``'s tallies (made at their first part)."""
+        return self.by_person.setdefault(person, PersonParts())
 
 
 class PartManager:
@@ -266,6 +286,7 @@ class PartManager:
         best.carrier = name
         best.grip_offset = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))  # in the hand, not where it lay
         self.counts.taken_by_person += 1
+        self.counts.of(name).taken += 1
         self.events("part_picked", part=best.number, by="person", **self._who(name))
         return True
 
@@ -284,7 +305,10 @@ class PartManager:
         ahead, left = (math.cos(pose.yaw), math.sin(pose.yaw)), (-math.sin(pose.yaw), math.cos(pose.yaw))
         at = (pose.x + self.put_distance * ahead[0] + side * left[0],
               pose.y + self.put_distance * ahead[1] + side * left[1], hand_z)
-        return self._release(part, at, self.counts.put_by_person)
+        surface = self._release(part, at, self.counts.put_by_person)
+        put = self.counts.of(name).put
+        put[surface] = put.get(surface, 0) + 1
+        return surface
 
     # --- per physics step ------------------------------------------------------------------
     def step(self) -> None:
