@@ -345,18 +345,13 @@ class Simulation:
         safety = self.scenario.safety
         if safety.mode == "zones":
             return None, None
+        table = None if safety.stop_table is None else (safety.stop_table, self.scenario.robot.payload_kg)
         if self.sensor is not None:
-            terms, truth = SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.sensor.approach_m_s, self.sensor)
-        else:
-            if safety.ssm.person_speed_m_s == MEASURED:
-                self.approach = ApproachFilter((self.scenario.robot.base.x, self.scenario.robot.base.y))
-            terms, truth = SsmTerms.for_run(safety.ssm, self.robot, self.dt,
-                                            self.approach.speed if self.approach is not None else float, None)
-        if safety.stop_table is not None:  # a manufacturer's table instead of the arm's braking
-            table = (safety.stop_table, self.scenario.robot.payload_kg, self.robot)
-            terms, truth = (terms.with_table(*table), truth.with_table(*table)) if truth is not terms \
-                else (terms.with_table(*table),) * 2
-        return terms, truth
+            return SsmTerms.for_run(safety.ssm, self.robot, self.dt, self.sensor.approach_m_s, self.sensor, table)
+        if safety.ssm.person_speed_m_s == MEASURED:
+            self.approach = ApproachFilter((self.scenario.robot.base.x, self.scenario.robot.base.y))
+        return SsmTerms.for_run(safety.ssm, self.robot, self.dt,
+                                self.approach.speed if self.approach is not None else float, None, table)
 
     def _start_person(self, index: int, person: PersonSetup) -> PersonRun:
         """A person's actor on queues of their own, walking around the furniture, the arm and,

@@ -104,14 +104,27 @@ class SsmTerms:
 
     @classmethod
     def for_run(cls, options: SsmOptions, robot: RobotArm, dt: float, approach: Callable[[], float],
-                sensor: SafetySensor | None = None) -> "tuple[SsmTerms, SsmTerms]":
+                sensor: SafetySensor | None = None,
+                table: tuple[StopTable, float] | None = None) -> "tuple[SsmTerms, SsmTerms]":
         """The terms of a run: the controller's and those the safety monitor checks the truth
         against (:func:`truth_settings`), both with S_s and T_s from the arm's state (one
-        :class:`~hri.robot.braking.StateStops`: the monitor checks the stop the controller took).
+        :class:`~hri.robot.braking.StateStops`: the monitor checks the stop the controller took),
+        or with ``table`` (a manufacturer's stop table and the run's payload) from that table.
         ``approach`` is the people's filtered speed towards the robot as the sensor (or the
         ideal one) sees it: with ``person_speed_m_s: measured`` the controller's v_h is
         :func:`sensed_person_speed`, and the truth is checked with ISO 13855's, which that
         never falls below."""
+        terms, truth = cls._from_state(options, robot, dt, approach, sensor)
+        if table is None:
+            return terms, truth
+        if truth is terms:
+            return (terms.with_table(*table, robot),) * 2
+        return terms.with_table(*table, robot), truth.with_table(*table, robot)
+
+    @classmethod
+    def _from_state(cls, options: SsmOptions, robot: RobotArm, dt: float, approach: Callable[[], float],
+                    sensor: SafetySensor | None) -> "tuple[SsmTerms, SsmTerms]":
+        """:meth:`for_run` with S_s and T_s from the arm's state."""
         settings = ssm_settings(options, dt, sensor)
         stopping, state = stopping_model(robot, dt), StateStops(robot, dt)
         truth = cls(truth_settings(settings, dt, sensor), stopping, None, state)
