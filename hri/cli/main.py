@@ -65,7 +65,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
                      "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
     run.add_argument("--force", action="store_true",
-                     help="replace the run already in --out (its files only) and an existing --record file")
+                     help="replace the run already in --out (its files only) and an existing --record "
+                          "or --mcap file")
     run.add_argument("--from", dest="from_run", type=Path, metavar="RUN_DIR",
                      help="run again exactly the run kept in RUN_DIR (a --out folder or a batch run); "
                           "with --out, the new run goes there; its paths must stay inside RUN_DIR")
@@ -74,6 +75,11 @@ def _build_parser() -> argparse.ArgumentParser:
                           "without this a run folder with plug-ins is refused)")
     run.add_argument("--record", type=Path, metavar="VIDEO",
                      help="record a video of the run, headless (.mp4 or .gif; docs/visualisation.md)")
+    run.add_argument("--mcap", type=Path, nargs="?", const=True, metavar="PATH",
+                     help="write an MCAP file of the run for Foxglove (no PATH: run.mcap in --out; "
+                          "docs/visualisation.md)")
+    run.add_argument("--mcap-rate", type=float, metavar="HZ",
+                     help="transforms, joint states and safety samples per simulated second in --mcap (default 30)")
     run.add_argument("--record-fps", type=float, metavar="FPS",
                      help="frames per simulated second of --record (default 15)")
     run.add_argument("--record-size", metavar="WxH",
@@ -288,6 +294,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fps = 15.0 if args.record_fps is None else args.record_fps
         observers.append(Recorder(args.record, fps, parse_size(args.record_size or "800x450"), duration_s=duration))
         check_new_file(args.record, args.force, "--record")
+    mcap = _mcap(args)
+    if mcap is not None:
+        observers.append(mcap)
     if args.show_trees:
         from hri.view.terminal_view import TreeView
 
@@ -299,8 +308,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         check_split(scenario.faults, args.split)  # refused before anything is written
         folder = OutFolder(args.out, force=args.force)  # the run is made in its staging folder
-    elif args.force and args.record is None:
-        raise HriError("--force: only with --out or --record (it lets them replace what is there)")
+    elif args.force and args.record is None and args.mcap is None:
+        raise HriError("--force: only with --out, --record or --mcap (it lets them replace what is there)")
     try:
         stats = _run_into(args, scenario, record, observers, folder, groot2_access)
     except OSError as err:  # name the file in --out, not its staged copy
@@ -311,6 +320,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcap(args: argparse.Namespace):
+    """The MCAP writer of ``--mcap`` (None without it); its path checked before the run."""
+    if args.mcap is None:
+        if args.mcap_rate is not None:
+            raise HriError("--mcap-rate: only with --mcap")
+        return None
+    from hri.run.out_folder import MCAP_NAME
+    from hri.view.mcap_file import DEFAULT_RATE_HZ, McapRecorder
+
+    rate = DEFAULT_RATE_HZ if args.mcap_rate is None else args.mcap_rate
+    if args.mcap is True:  # a bare --mcap: made in the run's staging folder, put in place with the run
+        if args.out is None:
+            raise HriError("--mcap: name the file (--mcap PATH), or give --out DIR for DIR/run.mcap")
+        return McapRecorder(Path(MCAP_NAME), rate, in_out_folder=True)
+    return McapRecorder(args.mcap, rate, force=args.force)
+
+
 def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, observers: list,
               folder: "OutFolder | None", groot2_access) -> dict:
     """The run, its files made in ``folder``'s staging folder and put in place at the end."""
@@ -319,6 +345,9 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
     from hri.run.stats import format_table
 
     out_dir = None if folder is None else folder.staging
+    for observer in observers:  # --mcap without a path: run.mcap among the run's files
+        if getattr(observer, "in_out_folder", False):
+            observer.path = out_dir / observer.path.name
     try:
         if out_dir is not None:
             keep_inputs(out_dir, scenario, record)  # before the run: a failed run says what ran too

@@ -1,0 +1,140 @@
+"""``hri run --mcap``: the MCAP file of a seeded 60-s coexistence run read back with the ``mcap``
+library and the protobuf schemas the file itself holds (independently of the writer), and
+the same run without it: the same bits."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from mcap.reader import make_reader
+from mcap_protobuf.decoder import DecoderFactory
+
+from hri.base.errors import HriError
+from hri.run.sim import run_scenario
+from hri.scenario.load import load_scenario
+from hri.view.mcap_file import McapRecorder
+
+DURATION_S = 60.0
+SEED = 1
+SCHEMAS = {"/scene": "foxglove.SceneUpdate", "/tf": "foxglove.FrameTransforms",
+           "/robot/joint_states": "foxglove.JointStates", "/safety": "hri.Safety", "/events": "foxglove.Log",
+           "/trees/person": "hri.TreeStatus", "/trees/robot": "hri.TreeStatus"}
+
+
+class Truth:
+    """The simulation's own tool pose and pelvis after every step, asked of its objects."""
+
+    def __init__(self) -> None:
+        self.at: dict[int, tuple] = {}
+
+    def start(self, run) -> None:
+        self.after_step(run)
+
+    def after_step(self, run) -> None:
+        sim = run._sim
+        person = sim.people[0]
+        root = person.plugin.pose if person.monitor.posed_in_step else person.plugin.pose_at(sim.now())
+        self.at[round(sim.now() * 1e9)] = (sim.robot.tool_pose(), root)
+
+    def finish(self, run) -> None: ...
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mcap")
+    truth = Truth()
+    scenario = load_scenario("coexistence")
+    run_scenario(scenario, DURATION_S, seed=SEED, out_dir=root / "with",
+                 observers=[McapRecorder(root / "run.mcap"), truth])
+    run_scenario(scenario, DURATION_S, seed=SEED, out_dir=root / "without")
+    return root, truth
+
+
+def _messages(path: Path) -> list[tuple[str, str, int, object]]:
+    with path.open("rb") as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        out = []
+        for schema, channel, message in reader.iter_messages(log_time_order=False):
+            out.append((channel.topic, schema.name, message.log_time, message))
+        return out
+
+
+def _decoded(path: Path, topic: str) -> list[tuple[int, object]]:
+    with path.open("rb") as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        return [(message.log_time, decoded) for _s, _c, message, decoded in reader.iter_decoded_messages(topics=[topic])]
+
+
+def _json(path: Path, topic: str) -> list[dict]:
+    with path.open("rb") as stream:
+        return [json.loads(m.data) for _s, _c, m in make_reader(stream).iter_messages(topics=[topic])]
+
+
+def test_every_channel_is_there_with_its_schema_in_time_order(runs) -> None:
+    root, _truth = runs
+    messages = _messages(root / "run.mcap")
+    schemas = {topic: name for topic, name, _t, _m in messages}
+    assert schemas == SCHEMAS
+    for topic in SCHEMAS:
+        times = [t for name, _s, t, _m in messages if name == topic]
+        assert times == sorted(times), topic
+        assert times[-1] <= DURATION_S * 1e9
+    samples = [t for name, _s, t, _m in messages if name == "/tf"]
+    assert len(samples) == int(DURATION_S * 30) + 1  # 30 Hz from time 0
+
+
+def test_tool_and_pelvis_at_sampled_times_are_the_simulations(runs) -> None:
+    root, truth = runs
+    samples = _decoded(root / "run.mcap", "/tf")
+    picked = samples[:: len(samples) // 20][:20]
+    assert len(picked) == 20
+    for log_time, message in picked:
+        frames = {tf.child_frame_id: tf for tf in message.transforms}
+        tool, pelvis = truth.at[log_time]
+        for frame, pose in (("robot/tool", tool), ("person/pelvis", pelvis)):
+            tf = frames[frame]
+            got = (tf.translation.x, tf.translation.y, tf.translation.z,
+                   tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w)
+            assert got == pytest.approx(pose.position + pose.orientation, abs=1e-6), (log_time, frame)
+
+
+def test_the_events_are_those_of_events_jsonl(runs) -> None:
+    root, _truth = runs
+    logged = [json.loads(line) for line in (root / "with" / "events.jsonl").read_text().splitlines()]
+    read = _decoded(root / "run.mcap", "/events")
+    assert [json.loads(message.message) for _t, message in read] == logged
+    assert [t for t, _m in read] == [round(event["t"] * 1e9) for event in logged]
+    assert all(message.name == event["event"] for (_t, message), event in zip(read, logged))
+
+
+def test_safety_and_trees_are_plottable_and_complete(runs) -> None:
+    root, _truth = runs
+    safety, trees = _json(root / "run.mcap", "/safety"), _json(root / "run.mcap", "/trees/robot")
+    assert {"zone_level", "velocity_fraction", "separation_m", "protective_stop"} <= set(safety[-1])
+    assert all(isinstance(row["velocity_fraction"], float) and row["zone_level"] in (0, 1, 2) for row in safety[1:])
+    assert trees and all(len(message["nodes"]) == len(trees[0]["nodes"]) for message in trees)
+    assert {node["status"] for message in trees for node in message["nodes"]} >= {"RUNNING", "SUCCESS"}
+
+
+def test_the_same_bits_with_and_without_mcap(runs) -> None:
+    root, _truth = runs
+    with_, without = root / "with", root / "without"
+    clock = ("wall_time_s", "real_time_factor")
+    stats = [{k: v for k, v in json.loads((d / "stats.json").read_text()).items() if k not in clock}
+             for d in (with_, without)]
+    assert stats[0] == stats[1]
+    for name in ("events.jsonl", "trajectory.csv"):
+        assert (with_ / name).read_bytes() == (without / name).read_bytes(), name
+
+
+def test_an_existing_file_or_a_folder_is_refused(tmp_path) -> None:
+    (tmp_path / "old.mcap").write_bytes(b"mine")
+    with pytest.raises(HriError, match="exists"):
+        McapRecorder(tmp_path / "old.mcap")
+    with pytest.raises(HriError, match="is a folder"):
+        McapRecorder(tmp_path)
+    assert (tmp_path / "old.mcap").read_bytes() == b"mine"
+    assert math.isfinite(McapRecorder(tmp_path / "old.mcap", force=True).rate_hz)
