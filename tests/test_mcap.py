@@ -8,12 +8,15 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+import pybullet as p
 import pytest
 from mcap.reader import make_reader
 from mcap_protobuf.decoder import DecoderFactory
 
 from hri.base.errors import HriError
-from hri.run.sim import run_scenario
+from hri.run.robot_shapes import link_names
+from hri.run.sim import Simulation, run_scenario
 from hri.scenario.load import load_scenario
 from hri.view.mcap_file import McapRecorder
 
@@ -140,3 +143,35 @@ def test_an_existing_file_or_a_folder_is_refused(tmp_path) -> None:
         McapRecorder(tmp_path)
     assert (tmp_path / "old.mcap").read_bytes() == b"mine"
     assert math.isfinite(McapRecorder(tmp_path / "old.mcap", force=True).rate_hz)
+
+
+def _world_point(transform, position) -> np.ndarray:
+    q = transform.rotation
+    rotation = np.array(p.getMatrixFromQuaternion((q.x, q.y, q.z, q.w))).reshape(3, 3)
+    t = transform.translation
+    return rotation @ np.array(position) + np.array([t.x, t.y, t.z])
+
+
+def test_the_scene_shapes_placed_by_the_transforms_lie_in_their_links(tmp_path) -> None:
+    """Every robot and person link's primitives, put where the last /tf puts their frame,
+    have their centres inside PyBullet's bounding box of that link at the end of the run."""
+    path = tmp_path / "scene.mcap"
+    boxes = {}
+    with Simulation(load_scenario("collaboration"), seed=1, observers=[McapRecorder(path)]) as sim:
+        sim.run(3.0)
+        for owner, body in (("robot", sim.robot.body_id), (sim.people[0].name, sim.people[0].plugin.body_id)):
+            for link, name in link_names(sim.client, body).items():
+                boxes[f"{owner}/{name}"] = tuple(map(np.array, p.getAABB(body, link, physicsClientId=sim.client)))
+    scene = _decoded(path, "/scene")[0][1]
+    frames = {tf.child_frame_id: tf for tf in _decoded(path, "/tf")[-1][1].transforms}
+    checked = 0
+    for entity in scene.entities:
+        if entity.frame_id not in boxes:
+            continue
+        low, high = boxes[entity.frame_id]
+        for shape in (*entity.cubes, *entity.spheres, *entity.cylinders):
+            centre = _world_point(frames[entity.frame_id], (shape.pose.position.x, shape.pose.position.y,
+                                                            shape.pose.position.z))
+            assert np.all(centre >= low - 1e-3) and np.all(centre <= high + 1e-3), entity.frame_id
+            checked += 1
+    assert checked >= 30  # the arm's links and the person's (spheres, capsules, boxes)

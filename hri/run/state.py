@@ -254,8 +254,14 @@ def _shapes_of(client: int, body: int, link: int, frame: tuple | None = None) ->
     base at that world pose: in the world). A capsule is a cylinder with a sphere at each end;
     meshes and planes are left out (no run's body has them as collision shapes)."""
     shapes = []
+    # a link's shapes are given in its inertial frame; the link's frame (getLinkState's
+    # worldLinkFrame, BodyPoses') has that frame at its local inertial pose. A base's shapes and
+    # pose (getBasePositionAndOrientation) are both in its inertial frame already.
+    inertial = p.getDynamicsInfo(body, link, physicsClientId=client)[3:5] if link >= 0 else None
     for record in p.getCollisionShapeData(body, link, physicsClientId=client):
         kind, dims, position, orientation = record[2], record[3], record[5], record[6]
+        if inertial is not None:
+            position, orientation = p.multiplyTransforms(inertial[0], inertial[1], position, orientation)
         if frame is not None:
             position, orientation = p.multiplyTransforms(frame[0], frame[1], position, orientation)
         centre = _pose(position, orientation)
