@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from mcap.reader import make_reader
 from mcap_protobuf.decoder import DecoderFactory
 
 from hri.base.errors import HriError
+from hri.cli.main import main
 from hri.run.robot_shapes import link_names
 from hri.run.sim import Simulation, run_scenario
 from hri.scenario.load import load_scenario
@@ -175,3 +177,34 @@ def test_the_scene_shapes_placed_by_the_transforms_lie_in_their_links(tmp_path) 
             assert np.all(centre >= low - 1e-3) and np.all(centre <= high + 1e-3), entity.frame_id
             checked += 1
     assert checked >= 30  # the arm's links and the person's (spheres, capsules, boxes)
+
+
+@pytest.fixture(scope="module")
+def kept_run(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("kept") / "run"
+    assert main(["run", "coexistence", "--seed", "10", "--duration", "15", "--out", str(folder), "--json"]) == 0
+    return folder
+
+
+def test_export_writes_the_kept_runs_mcap(kept_run, tmp_path, capsys) -> None:
+    capsys.readouterr()
+    assert main(["export", str(kept_run), "-o", str(tmp_path / "run.mcap")]) == 0
+    assert "rerun with the same statistics" in capsys.readouterr().out
+    def unplaced(event: dict) -> dict:  # the rerun reads the trees from the folder's inputs/
+        return {k: v for k, v in event.items() if k != "file"}
+
+    logged = [unplaced(json.loads(line)) for line in (kept_run / "events.jsonl").read_text().splitlines()]
+    read = _decoded(tmp_path / "run.mcap", "/events")
+    assert [unplaced(json.loads(message.message)) for _t, message in read] == logged
+
+
+def test_export_of_a_run_this_hri_does_not_repeat_writes_nothing(kept_run, tmp_path, capsys) -> None:
+    """A kept run whose statistics the rerun does not give (here: stats.json changed by hand)."""
+    copy = tmp_path / "run"
+    shutil.copytree(kept_run, copy)
+    stats = json.loads((copy / "stats.json").read_text())
+    stats["robot_cycles"] += 1
+    (copy / "stats.json").write_text(json.dumps(stats))
+    assert main(["export", str(copy), "-o", str(tmp_path / "run.mcap")]) == 1
+    assert "the rerun's statistics differ from stats.json (robot_cycles)" in capsys.readouterr().err
+    assert not (tmp_path / "run.mcap").exists() and not list(tmp_path.glob(".run.mcap*"))

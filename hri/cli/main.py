@@ -165,6 +165,16 @@ def _build_parser() -> argparse.ArgumentParser:
                              "the message-queue budget")
     listing.add_argument("what", choices=("scenarios", "clips", "nodes", "queues"), help="what to list")
 
+    export = sub.add_parser("export", help="an MCAP file of a kept run for Foxglove, made by running it again "
+                                           "(docs/visualisation.md)")
+    export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run's --out folder (its inputs/ and manifest.json)")
+    export.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="the MCAP file to write")
+    export.add_argument("--mcap-rate", type=float, metavar="HZ",
+                        help="transforms, joint states and safety samples per simulated second (default 30)")
+    export.add_argument("--force", action="store_true", help="replace PATH if it exists")
+    export.add_argument("--trust-plugins", action="store_true",
+                        help="run the plug-ins the kept scenario loads (they run code: only a folder you trust)")
+
     stats = sub.add_parser("stats", help="statistics of a run directory or a batch directory")
     stats.add_argument("dir", type=Path, help="a run's --out folder or a batch folder")
     stats.add_argument("--plots", action="store_true", help="also write PNG figures into DIR/plots/")
@@ -224,6 +234,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from hri.cli.listing import LISTERS
 
     print(LISTERS[args.what](), end="")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from hri.cli.export import export_command
+
+    print(export_command(args.run_dir, args.output, args.mcap_rate, args.force, args.trust_plugins))
     return 0
 
 
@@ -523,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     import_pybullet_quietly()  # keeps stdout clean for --json
     handlers = {"run": _cmd_run, "replay": _cmd_replay, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
                 "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command,
-                "robot": _cmd_robot}
+                "robot": _cmd_robot, "export": _cmd_export}
     try:
         code = handlers[args.command](args)
         sys.stdout.flush()  # here, where a reader that went away is caught, not at exit

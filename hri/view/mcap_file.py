@@ -94,13 +94,13 @@ def check_rate(rate_hz: float) -> float:
     return float(rate_hz)
 
 
-def check_path(path: Path, force: bool) -> Path:
-    """``--mcap PATH``: a file that may be written (not a folder; an existing file only with
-    ``force``), in a folder that exists and may be written."""
-    check_new_file(path, force, "--mcap")
+def check_path(path: Path, force: bool, option: str = "--mcap") -> Path:
+    """``--mcap PATH`` (or ``option``): a file that may be written (not a folder; an existing
+    file only with ``force``), in a folder that exists and may be written."""
+    check_new_file(path, force, option)
     if not path.parent.is_dir():
-        raise HriError(f"--mcap {path}: no folder {path.parent}")
-    check_writable(path.parent, "--mcap", path)
+        raise HriError(f"{option} {path}: no folder {path.parent}")
+    check_writable(path.parent, option, path)
     return path
 
 
@@ -177,10 +177,11 @@ class McapRecorder:
     shows_ticks = True  # the simulation records the trees' transitions: their statuses on change
 
     def __init__(self, path: Path, rate_hz: float = DEFAULT_RATE_HZ, force: bool = False,
-                 in_out_folder: bool = False) -> None:
-        # in_out_folder: the run's own run.mcap, whose folder (--out's staging) is set later
+                 in_out_folder: bool = False, option: str = "--mcap") -> None:
+        # in_out_folder: the run's own run.mcap, whose folder (--out's staging) is set later;
+        # option: the option that names the file, for the one line of a bad one
         self.in_out_folder = in_out_folder
-        self.path = Path(path) if in_out_folder else check_path(Path(path), force)
+        self.path = Path(path) if in_out_folder else check_path(Path(path), force, option)
         self.rate_hz = check_rate(rate_hz)
         self.samples = 0
         self._tmp: Path | None = None
