@@ -208,3 +208,15 @@ def test_export_of_a_run_this_hri_does_not_repeat_writes_nothing(kept_run, tmp_p
     assert main(["export", str(copy), "-o", str(tmp_path / "run.mcap")]) == 1
     assert "the rerun's statistics differ from stats.json (robot_cycles)" in capsys.readouterr().err
     assert not (tmp_path / "run.mcap").exists() and not list(tmp_path.glob(".run.mcap*"))
+
+
+def test_a_bare_mcap_goes_into_the_out_folder_with_the_run(tmp_path) -> None:
+    """``--out DIR --mcap``: DIR/run.mcap is one of the run's files, so a later run put there
+    with --force and no --mcap takes it away with the rest of the earlier run."""
+    folder = tmp_path / "run"
+    assert main(["run", "coexistence", "--duration", "1", "--out", str(folder), "--mcap", "--json"]) == 0
+    assert (folder / "run.mcap").is_file() and not [f for f in folder.iterdir() if f.name.startswith(".")]
+    assert {name for name, *_ in _messages(folder / "run.mcap")} == set(SCHEMAS)
+    assert main(["run", "coexistence", "--duration", "1", "--out", str(folder), "--force", "--json"]) == 0
+    assert not (folder / "run.mcap").exists()
+    assert main(["run", "coexistence", "--duration", "1", "--mcap"]) == 1  # no --out: a path is needed
