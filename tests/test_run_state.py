@@ -34,7 +34,7 @@ class Collect:
             assert state.robot.tool == sim.robot.tool_pose()
             assert state.people[0].zone == sim.monitor.zone
             bodies = run.bodies()
-            assert bodies.robot["tool"] == state.robot.tool
+            assert bodies.robot["tool"] == (state.robot.tool.position, state.robot.tool.orientation)
             assert set(bodies.people) == {person.name for person in sim.people}
             self.checked += 1
 

@@ -57,7 +57,7 @@ from hri.scenario.model import MEASURED, PFL_MODES, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
 from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.ssm_control import SsmController, SsmTerms
-from hri.run.state import (BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies, capture_shapes,
+from hri.run.state import (NO_CHANGES, BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies, capture_shapes,
                            capture_step, status_lines, trajectory_row)
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
@@ -102,7 +102,9 @@ class RunView:
     def news(self) -> StepNews:
         """The current step's events and tree changes alone (costs nothing: every step)."""
         sim = self._sim
-        return StepNews(sim.step_count, tuple(sim.events.recent), sim.changed_trees())
+        if not sim.events.recent and not sim._changed:  # most steps
+            return StepNews(sim.step_count, (), NO_CHANGES)
+        return StepNews(sim.step_count, tuple(sim.events.recent), MappingProxyType(sim.changed_trees()))
 
     def shapes(self) -> WorldShapes:
         """The collision shapes of the world's bodies (read once, at the first asking)."""

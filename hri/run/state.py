@@ -11,8 +11,8 @@ again only when events came after it was made), so a run nobody watches pays not
   changed in it;
 - :class:`StepNews` (``RunView.news()``): only the step's events and tree changes, which cost
   nothing to give (an output that logs every event asks this every step);
-- :class:`BodyPoses` (``RunView.bodies()``): the world pose of every robot link, every link of
-  each person's body, and every part: costlier (one PyBullet query per body), so asked apart;
+- :class:`BodyPoses` (``RunView.bodies()``): the world frame of every robot link, every link
+  of each person's body, and every part: costlier (one PyBullet query per body), so asked apart;
 - :class:`WorldShapes` (``RunView.shapes()``, once a run): the collision shapes of the room,
   the furniture, the robot's links, the people's links and a part, in their frames.
 
@@ -132,18 +132,28 @@ class WorldShapes:
     part: tuple[Shape, ...]
 
 
+#: a world frame as PyBullet gives it: ``((x, y, z), (qx, qy, qz, qw))`` (plain tuples, not
+#: :class:`Pose`: a sample of every link makes dozens, 30 times a simulated second)
+Frame = tuple[tuple[float, float, float], tuple[float, float, float, float]]
+
+
 @dataclass(frozen=True)
 class BodyPoses:
-    """World poses after a step: the robot's links by name (the tool and a carried part
-    included), each person's links by name (``base`` the pelvis), each part's by number."""
+    """World frames after a step: the robot's links by name (``tool`` the tool frame, and
+    ``tool_body`` the tool's own body where it has one), each person's links by name
+    (``base`` the pelvis), each part's by number."""
 
-    robot: Mapping[str, Pose]
-    people: Mapping[str, Mapping[str, Pose]]
-    parts: Mapping[int, Pose]
+    robot: Mapping[str, Frame]
+    people: Mapping[str, Mapping[str, Frame]]
+    parts: Mapping[int, Frame]
+
+
+NO_CHANGES: Mapping[str, tuple[NodeState, ...]] = MappingProxyType({})  # the trees of a step with none
 
 
 def _pose(position: Any, orientation: Any) -> Pose:
-    return Pose(*(float(v) for v in position), *(float(v) for v in orientation))
+    """A pose from PyBullet's position and quaternion (tuples of floats)."""
+    return Pose(*position, *orientation)
 
 
 def person_root(person: PersonRun, t: float, several: bool) -> Pose:
@@ -215,15 +225,14 @@ def trajectory_row(state: StepState, several: bool) -> tuple:
     return (*row, *state.robot.positions)
 
 
-def _links(client: int, body: int, names: Mapping[int, str]) -> Mapping[str, Pose]:
-    base = p.getBasePositionAndOrientation(body, physicsClientId=client)
-    poses = {names[-1]: _pose(*base)}
+def _links(client: int, body: int, names: Mapping[int, str]) -> Mapping[str, Frame]:
+    frames = {names[-1]: p.getBasePositionAndOrientation(body, physicsClientId=client)}
     links = [link for link in names if link >= 0]
     if links:
         for link, state in zip(links, p.getLinkStates(body, links, computeForwardKinematics=1,
                                                       physicsClientId=client)):
-            poses[names[link]] = _pose(state[4], state[5])
-    return MappingProxyType(poses)
+            frames[names[link]] = (state[4], state[5])
+    return MappingProxyType(frames)
 
 
 class BodyNames:
@@ -239,12 +248,12 @@ def capture_bodies(sim: Simulation, names: BodyNames) -> BodyPoses:
     sim.parts.place_riders()
     client = sim.client
     robot = dict(_links(client, sim.robot.body_id, names.robot))
-    robot["tool"] = sim.robot.tool_pose()
+    robot["tool"] = sim.robot.tool_frame()
     tool_body = getattr(sim.robot, "tool_body", None)
     if tool_body is not None:
-        robot["tool_body"] = _pose(*p.getBasePositionAndOrientation(tool_body, physicsClientId=client))
+        robot["tool_body"] = p.getBasePositionAndOrientation(tool_body, physicsClientId=client)
     people = {person.name: _links(client, person.plugin.body_id, names.people[person.name]) for person in sim.people}
-    parts = {part.number: _pose(*p.getBasePositionAndOrientation(part.body_id, physicsClientId=client))
+    parts = {part.number: p.getBasePositionAndOrientation(part.body_id, physicsClientId=client)
              for part in sim.parts.parts}
     return BodyPoses(MappingProxyType(robot), MappingProxyType(people), MappingProxyType(parts))
 

@@ -42,7 +42,7 @@ from hri.workcell.world import ZONE_COLORS, zone_triangles, zones_by_size
 if TYPE_CHECKING:
     from hri.bt.status import NodeState
     from hri.run.sim import RunView
-    from hri.run.state import BodyPoses, Shape, StepState
+    from hri.run.state import BodyPoses, Frame, Shape, StepState
 
 DEFAULT_RATE_HZ = 30.0
 MAX_RATE_HZ = 1000.0
@@ -142,15 +142,15 @@ def _entity(entity_id: str, frame: str, shapes: tuple["Shape", ...], rgba: tuple
                        spheres=spheres, cylinders=cylinders)
 
 
-def frames(state: "StepState", bodies: "BodyPoses") -> dict[str, Pose]:
-    """Every moving frame of the scene by its name, with its world pose: the robot's links
+def frames(state: "StepState", bodies: "BodyPoses") -> dict[str, "Frame"]:
+    """Every moving frame of the scene by its name, with its world frame: the robot's links
     (``robot/tool`` its tool frame), each person's links and their ``PERSON/pelvis`` (the root
     as the safety monitor sees it, heading only), the parts."""
-    named = {f"robot/{link}": pose for link, pose in bodies.robot.items()}
-    named.update({f"{person.name}/pelvis": person.root for person in state.people})
+    named = {f"robot/{link}": frame for link, frame in bodies.robot.items()}
+    named.update({f"{person.name}/pelvis": (person.root.position, person.root.orientation) for person in state.people})
     for person, links in bodies.people.items():
-        named.update({f"{person}/{link}": pose for link, pose in links.items()})
-    named.update({f"part/{number}": pose for number, pose in bodies.parts.items()})
+        named.update({f"{person}/{link}": frame for link, frame in links.items()})
+    named.update({f"part/{number}": frame for number, frame in bodies.parts.items()})
     return named
 
 
@@ -266,9 +266,8 @@ class McapRecorder:
         stamp = _stamp(state.t)
         self._tf.log(FrameTransforms(transforms=[
             FrameTransform(timestamp=stamp, parent_frame_id=WORLD, child_frame_id=name,
-                           translation=Vector3(x=pose.x, y=pose.y, z=pose.z),
-                           rotation=Quaternion(x=pose.qx, y=pose.qy, z=pose.qz, w=pose.qw))
-            for name, pose in frames(state, bodies).items()]), log_time=ns)
+                           translation=Vector3(x=x, y=y, z=z), rotation=Quaternion(x=qx, y=qy, z=qz, w=qw))
+            for name, ((x, y, z), (qx, qy, qz, qw)) in frames(state, bodies).items()]), log_time=ns)
         robot = state.robot
         self._joints.log(JointStates(timestamp=stamp, joints=[
             JointState(name=name, position=q, velocity=v)
