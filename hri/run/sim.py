@@ -104,7 +104,7 @@ class RunView:
         sim = self._sim
         if not sim.events.recent and not sim._changed:  # most steps
             return StepNews(sim.step_count, (), NO_CHANGES)
-        return StepNews(sim.step_count, tuple(sim.events.recent), MappingProxyType(sim.changed_trees()))
+        return StepNews(sim.step_count, tuple(sim.events.recent), sim.changed_trees())
 
     def shapes(self) -> WorldShapes:
         """The collision shapes of the world's bodies (read once, at the first asking)."""
@@ -250,6 +250,7 @@ class Simulation:
         self._started: list[Observer] = []  # finished in close(), however the run ends
         self.view = RunView(self)
         self._changed: set[str] = set()  # the trees whose statuses changed in this step
+        self._changed_trees: tuple[tuple[int, int], Mapping[str, tuple[NodeState, ...]]] = ((-1, 0), NO_CHANGES)
         self.trees: dict[str, TreeHost | RemoteTreeHost] = {}
         self._faults = list(scenario.faults)
         check_split(self._faults, split)
@@ -386,9 +387,14 @@ class Simulation:
         """The people with columns of their own in trajectory.csv: all of several, else none."""
         return tuple(person.name for person in self.scenario.people) if self.scenario.several else ()
 
-    def changed_trees(self) -> dict[str, tuple[NodeState, ...]]:
-        """Each tree whose node statuses changed in this step: every node's status after it."""
-        return {role: tuple(self.status_logs[role].current()) for role in self._changed}
+    def changed_trees(self) -> Mapping[str, tuple[NodeState, ...]]:
+        """Each tree whose node statuses changed in this step: every node's status after it
+        (decoded once a step, however many readers ask)."""
+        key = (self.step_count, len(self._changed))
+        if self._changed_trees[0] != key:
+            self._changed_trees = (key, MappingProxyType({role: tuple(self.status_logs[role].current())
+                                                          for role in self._changed}))
+        return self._changed_trees[1]
 
     def _ssm_terms(self) -> tuple[SsmTerms | None, SsmTerms | None]:
         """S_p's terms in SSM and PFL modes (the arm's stopping model is built here, once), the

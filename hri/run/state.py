@@ -202,7 +202,7 @@ def capture_step(sim: Simulation, events: tuple[Mapping[str, Any], ...],
     safety = SafetyState(zone, robot.velocity_fraction, robot.cap, float(fraction), float(fastest),
                          min(person.separation_m for person in people), _required_m(sim, fraction),
                          _stopped(sim, zone))
-    return StepState(t, sim.step_count, robot, people, safety, events, MappingProxyType(dict(trees)))
+    return StepState(t, sim.step_count, robot, people, safety, events, trees)
 
 
 def status_lines(state: StepState) -> list[str]:
