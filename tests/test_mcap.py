@@ -16,6 +16,7 @@ from mcap.reader import make_reader
 from mcap_protobuf.decoder import DecoderFactory
 
 from hri.base.errors import HriError
+from hri.bt.status import statuses_at
 from hri.cli.main import main
 from hri.run.robot_shapes import link_names
 from hri.run.sim import Simulation, run_scenario
@@ -113,6 +114,23 @@ def test_the_events_are_those_of_events_jsonl(runs) -> None:
     assert [json.loads(message.message) for _t, message in read] == logged
     assert [t for t, _m in read] == [round(event["t"] * 1e9) for event in logged]
     assert all(message.name == event["event"] for (_t, message), event in zip(read, logged))
+
+
+def test_the_tree_statuses_at_sampled_times_are_what_render_run_draws(runs) -> None:
+    """At 20 times, each tree's newest /trees message gives every node the status ``hri render
+    --run`` replays from events.jsonl (hri.bt.status.statuses_at)."""
+    root, _truth = runs
+    events = [json.loads(line) for line in (root / "with" / "events.jsonl").read_text().splitlines()]
+    for tree in ("person", "robot"):
+        with (root / "run.mcap").open("rb") as stream:
+            messages = [(m.log_time, json.loads(m.data)) for _s, _c, m in
+                        make_reader(stream).iter_messages(topics=[f"/trees/{tree}"])]
+        legend, _ = statuses_at(events, tree, 0.0)
+        assert [node["id"] for node in messages[0][1]["nodes"]] == legend["nodes"]
+        for k in range(20):
+            t = DURATION_S * (k + 0.5) / 20
+            newest = [nodes for log_time, nodes in messages if log_time <= round(t * 1e9)][-1]
+            assert [node["status"] for node in newest["nodes"]] == statuses_at(events, tree, t)[1], (tree, t)
 
 
 def test_safety_and_trees_are_plottable_and_complete(runs) -> None:

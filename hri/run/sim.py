@@ -35,7 +35,7 @@ from hri.actor.route import WalkingArea
 from hri.actor.server import ActorServer
 from hri.actor.yielding import Neighbour, Yielding
 from hri.bt.loggers.file_logger import SUFFIX as BTLOG_SUFFIX, BtLogFile
-from hri.bt.status import NodeState, TreeStatusLog
+from hri.bt.status import TreeStatusLog
 from hri.workcell.called import CalledFlags
 from hri.base.errors import HriError
 from hri.base.files import keep_traceback
@@ -58,7 +58,7 @@ from hri.run.services import SimulationServices
 from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.state import (NO_CHANGES, BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies, capture_shapes,
-                           capture_step, status_lines, trajectory_row)
+                           capture_step, status_lines, trajectory_row, tree_changes)
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
 from hri.run.tree_process import RemoteTreeHost, queue_plan
@@ -95,16 +95,18 @@ class RunView:
         sim = self._sim
         key = (sim.step_count, len(sim.events))
         if self._state is None or key != self._state_key:
-            self._state = capture_step(sim, tuple(sim.events.recent), sim.changed_trees())
+            events = tuple(sim.events.recent)
+            self._state = capture_step(sim, events, tree_changes(events))
             self._state_key = key
         return self._state
 
     def news(self) -> StepNews:
         """The current step's events and tree changes alone (costs nothing: every step)."""
         sim = self._sim
-        if not sim.events.recent and not sim._changed:  # most steps
+        if not sim.events.recent:  # most steps
             return StepNews(sim.step_count, (), NO_CHANGES)
-        return StepNews(sim.step_count, tuple(sim.events.recent), sim.changed_trees())
+        events = tuple(sim.events.recent)
+        return StepNews(sim.step_count, events, tree_changes(events))
 
     def shapes(self) -> WorldShapes:
         """The collision shapes of the world's bodies (read once, at the first asking)."""
@@ -249,8 +251,6 @@ class Simulation:
         self.observers: list[Observer] = list(observers)
         self._started: list[Observer] = []  # finished in close(), however the run ends
         self.view = RunView(self)
-        self._changed: set[str] = set()  # the trees whose statuses changed in this step
-        self._changed_trees: tuple[tuple[int, int], Mapping[str, tuple[NodeState, ...]]] = ((-1, 0), NO_CHANGES)
         self.trees: dict[str, TreeHost | RemoteTreeHost] = {}
         self._faults = list(scenario.faults)
         check_split(self._faults, split)
@@ -386,15 +386,6 @@ class Simulation:
     def _trajectory_people(self) -> tuple[str, ...]:
         """The people with columns of their own in trajectory.csv: all of several, else none."""
         return tuple(person.name for person in self.scenario.people) if self.scenario.several else ()
-
-    def changed_trees(self) -> Mapping[str, tuple[NodeState, ...]]:
-        """Each tree whose node statuses changed in this step: every node's status after it
-        (decoded once a step, however many readers ask)."""
-        key = (self.step_count, len(self._changed))
-        if self._changed_trees[0] != key:
-            self._changed_trees = (key, MappingProxyType({role: tuple(self.status_logs[role].current())
-                                                          for role in self._changed}))
-        return self._changed_trees[1]
 
     def _ssm_terms(self) -> tuple[SsmTerms | None, SsmTerms | None]:
         """S_p's terms in SSM and PFL modes (the arm's stopping model is built here, once), the
@@ -626,7 +617,6 @@ class Simulation:
         """Status transitions of ``role``'s tree into its ``.btlog`` file, to Groot2 and to the
         tree's status log (what a tick did, for a view of the trees)."""
         if records:
-            self._changed.add(role)
             self.status_logs[role].observe(records)
             if self.btlogs:
                 self.btlogs[role].append(records)
@@ -640,8 +630,6 @@ class Simulation:
     def step(self) -> None:
         t = self.now()
         self.events.begin_step()
-        if self._changed:
-            self._changed = set()
         if self.faults is not None:
             self.faults.step(t)
         reported = self._sensed_before_step(t)  # before the trees see it

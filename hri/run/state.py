@@ -30,7 +30,6 @@ from typing import Any, Mapping
 import pybullet as p
 
 from hri.base.geometry import Pose
-from hri.bt.status import NodeState
 from hri.run.monitor import strictest, zone_of
 from hri.run.robot_shapes import link_names
 
@@ -88,8 +87,9 @@ class SafetyState:
 class StepState:
     """One physics step of a run (step 0: the state after set-up): see the module docstring.
     ``events`` are those of the step (at step 0 those of set-up; at the end, also the closing
-    ones); ``trees`` maps each tree whose node statuses changed in the step to every node's
-    status after it, in pre-order (only when the run records transitions)."""
+    ones); ``trees`` maps each tree whose node statuses changed in a tick of the step to those
+    changes: a node's index in pre-order to its status after the tick (the step's
+    ``tree_status`` events, which ``hri render --run`` replays: :func:`tree_changes`)."""
 
     t: float
     step: int
@@ -97,7 +97,7 @@ class StepState:
     people: tuple[PersonState, ...]
     safety: SafetyState
     events: tuple[Mapping[str, Any], ...]
-    trees: Mapping[str, tuple[NodeState, ...]]
+    trees: Mapping[str, Mapping[int, str]]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class StepNews:
 
     step: int
     events: tuple[Mapping[str, Any], ...]
-    trees: Mapping[str, tuple[NodeState, ...]]
+    trees: Mapping[str, Mapping[int, str]]
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,18 @@ class BodyPoses:
     parts: Mapping[int, Frame]
 
 
-NO_CHANGES: Mapping[str, tuple[NodeState, ...]] = MappingProxyType({})  # the trees of a step with none
+NO_CHANGES: Mapping[str, Mapping[int, str]] = MappingProxyType({})  # the trees of a step with none
+
+
+def tree_changes(events: tuple[Mapping[str, Any], ...]) -> Mapping[str, Mapping[int, str]]:
+    """The node statuses the ``tree_status`` events among ``events`` changed, by tree (a tree
+    ticked twice in a step, as none is: the later status of a node)."""
+    changes: dict[str, dict[int, str]] = {}
+    for event in events:
+        if event["event"] == "tree_status":
+            tree = changes.setdefault(event["tree"], {})
+            tree.update((int(index), status) for index, status in event["changes"].items())
+    return MappingProxyType(changes) if changes else NO_CHANGES
 
 
 def _pose(position: Any, orientation: Any) -> Pose:
@@ -189,7 +200,7 @@ def _stopped(sim: Simulation, zone: str) -> bool:
 
 
 def capture_step(sim: Simulation, events: tuple[Mapping[str, Any], ...],
-                 trees: Mapping[str, tuple[NodeState, ...]]) -> StepState:
+                 trees: Mapping[str, Mapping[int, str]]) -> StepState:
     """The :class:`StepState` of ``sim`` now. Reads only: the robot's speeds are the monitor's
     once-a-step measurement (:meth:`~hri.run.monitor.SafetyMonitor.measured_speeds`, which
     leaves the statistics alone), taken before anything asks PyBullet for link frames (a

@@ -11,7 +11,8 @@ message's log time is the simulated time from the run's start (nanoseconds from 
   again whenever a part appears or goes;
 - ``/tf`` (FrameTransforms): every one of those frames from ``world``, at ``rate_hz``;
 - ``/robot/joint_states`` (JointStates) and ``/safety`` (JSON: plottable numbers), at ``rate_hz``;
-- ``/trees/TREE`` (JSON): every node's status, in pre-order, on each tick that changed one;
+- ``/trees/TREE`` (JSON): every node's status, in pre-order, after each tick that changed one
+  (its ``tree_status`` event: what ``hri render --run`` draws);
 - ``/events`` (Log): every event of ``events.jsonl``, its JSON line as the message.
 
 The file is written to a hidden file beside the target and renamed into place in ``finish``
@@ -37,10 +38,10 @@ from foxglove.messages import (Color, CubePrimitive, CylinderPrimitive, FrameTra
 from hri.base.errors import HriError
 from hri.base.files import check_new_file, check_writable, hidden_file
 from hri.base.geometry import Pose
+from hri.bt.status import IDLE
 from hri.workcell.world import ZONE_COLORS, zone_triangles, zones_by_size
 
 if TYPE_CHECKING:
-    from hri.bt.status import NodeState
     from hri.run.sim import RunView
     from hri.run.state import BodyPoses, Frame, Shape, StepState
 
@@ -174,8 +175,6 @@ def event_log(event: Mapping[str, Any]) -> Log:
 class McapRecorder:
     """Writes a run into an MCAP file as it goes (see the module docstring)."""
 
-    shows_ticks = True  # the simulation records the trees' transitions: their statuses on change
-
     def __init__(self, path: Path, rate_hz: float = DEFAULT_RATE_HZ, force: bool = False,
                  in_out_folder: bool = False, option: str = "--mcap") -> None:
         # in_out_folder: the run's own run.mcap, whose folder (--out's staging) is set later;
@@ -188,6 +187,7 @@ class McapRecorder:
         self._writer: Any = None
         self._context: foxglove.Context | None = None
         self._trees: dict[str, foxglove.Channel] = {}
+        self._nodes: dict[str, list[dict[str, Any]]] = {}  # each tree's nodes in pre-order, their statuses
         self._parts: set[int] = set()
         self._step = -1  # the step whose events were written, and how many of them
         self._written = 0
@@ -207,6 +207,8 @@ class McapRecorder:
         tree_schema = _json_schema("hri.TreeStatus", TREE_SCHEMA)
         self._trees = {name: foxglove.Channel(f"/trees/{name}", message_encoding="json", schema=tree_schema,
                                               context=context) for name in run.status_logs}
+        self._nodes = {name: [{"depth": node.depth, "id": node.node_id, "name": node.name, "status": IDLE}
+                              for node in log.current()] for name, log in run.status_logs.items()}
         self._write_scene(run)
         self._take_news(run)
         self._sample(run)
@@ -276,19 +278,21 @@ class McapRecorder:
         self.samples += 1
 
     def _take_news(self, run: RunView) -> None:
-        """The step's events not yet written, and the trees that changed in it."""
+        """The step's events not yet written; a tree's statuses after each tick that changed one."""
         news = run.news()
         if news.step != self._step:
             self._step, self._written = news.step, 0
-            ticked = max(0.0, run.now() - run.dt)  # the trees tick at the step's start
-            for name, nodes in news.trees.items():
-                self._log_tree(name, nodes, ticked)
         for event in news.events[self._written:]:
-            self._events.log(event_log(event), log_time=_ns(float(event["t"])))
+            t = float(event["t"])
+            self._events.log(event_log(event), log_time=_ns(t))
+            if event["event"] == "tree_status" and event["tree"] in self._trees:
+                self._log_tree(event["tree"], event["changes"], t)
         self._written = len(news.events)
 
-    def _log_tree(self, name: str, nodes: tuple["NodeState", ...], t: float) -> None:
-        channel = self._trees.get(name)
-        if channel is not None:
-            channel.log({"t": t, "nodes": [{"depth": node.depth, "id": node.node_id, "name": node.name,
-                                            "status": node.status} for node in nodes]}, log_time=_ns(t))
+    def _log_tree(self, name: str, changes: Mapping[str, str], t: float) -> None:
+        """Every node of ``name`` with its status after the tick at ``t`` (as ``hri render
+        --run`` replays the ``tree_status`` events: :func:`hri.bt.status.statuses_at`)."""
+        nodes = self._nodes[name]
+        for index, status in changes.items():
+            nodes[int(index)]["status"] = status
+        self._trees[name].log({"t": t, "nodes": nodes}, log_time=_ns(t))
