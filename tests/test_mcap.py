@@ -71,7 +71,8 @@ def _messages(path: Path) -> list[tuple[str, str, int, object]]:
 def _decoded(path: Path, topic: str) -> list[tuple[int, object]]:
     with path.open("rb") as stream:
         reader = make_reader(stream, decoder_factories=[DecoderFactory()])
-        return [(message.log_time, decoded) for _s, _c, message, decoded in reader.iter_decoded_messages(topics=[topic])]
+        return [(message.log_time, decoded)
+                for _s, _c, message, decoded in reader.iter_decoded_messages(topics=[topic])]
 
 
 def _json(path: Path, topic: str) -> list[dict]:
@@ -238,3 +239,15 @@ def test_a_bare_mcap_goes_into_the_out_folder_with_the_run(tmp_path) -> None:
     assert main(["run", "coexistence", "--duration", "1", "--out", str(folder), "--force", "--json"]) == 0
     assert not (folder / "run.mcap").exists()
     assert main(["run", "coexistence", "--duration", "1", "--mcap"]) == 1  # no --out: a path is needed
+
+
+def test_a_writer_that_fails_to_start_leaves_no_file(tmp_path, monkeypatch) -> None:
+    """Set-up fails after the file was opened (here: the scene): the run's error, no file."""
+    def broken(self, run) -> None:
+        raise HriError("the scene cannot be drawn")
+
+    monkeypatch.setattr(McapRecorder, "_write_scene", broken)
+    with pytest.raises(HriError, match="the scene"):
+        with Simulation(load_scenario("coexistence"), seed=1, observers=[McapRecorder(tmp_path / "x.mcap")]) as sim:
+            sim.run(0.1)
+    assert list(tmp_path.iterdir()) == []

@@ -69,7 +69,8 @@ def test_trajectory_rows_end_with_the_joint_positions_of_the_state(tmp_path) -> 
     rows = list(csv.DictReader(io.StringIO(text)))
     assert list(rows[0])[-len(names):] == [f"robot_q_{name}" for name in names]
     for row in rows:
-        assert [float(row[f"robot_q_{name}"]) for name in names] == pytest.approx(seen[float(row["t"])], rel=1e-5, abs=1e-9)
+        joints = [float(row[f"robot_q_{name}"]) for name in names]
+        assert joints == pytest.approx(seen[float(row["t"])], rel=1e-5, abs=1e-9)
 
 
 def test_a_run_nobody_watches_reads_no_link_poses_or_shapes(monkeypatch) -> None:

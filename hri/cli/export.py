@@ -40,7 +40,7 @@ def export_command(run_dir: Path, output: Path, rate_hz: float | None, force: bo
     changed = differing(kept_stats, rerun)
     if changed:
         output.unlink(missing_ok=True)
-        raise HriError(f"export {run_dir}: the rerun's statistics differ from {stats_file.name} ({', '.join(changed[:3])}"
-                       f"{', ...' if len(changed) > 3 else ''}): this hri does not run it as it ran, so no MCAP file "
-                       "was written")
+        named = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
+        raise HriError(f"export {run_dir}: the rerun's statistics differ from {stats_file.name} ({named}): this hri "
+                       "does not run it as it ran, so no MCAP file was written")
     return f"{output}: {record.duration_s:g} simulated s of {run_dir}, rerun with the same statistics"

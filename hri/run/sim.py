@@ -57,8 +57,8 @@ from hri.scenario.model import MEASURED, PFL_MODES, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
 from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.ssm_control import SsmController, SsmTerms
-from hri.run.state import (NO_CHANGES, BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies, capture_shapes,
-                           capture_step, status_lines, trajectory_row, tree_changes)
+from hri.run.state import (NO_CHANGES, BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies,
+                           capture_shapes, capture_step, status_lines, trajectory_row, tree_changes)
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
 from hri.run.tree_process import RemoteTreeHost, queue_plan

@@ -194,15 +194,29 @@ class McapRecorder:
 
     # --- the observer -------------------------------------------------------------------
     def start(self, run: RunView) -> None:
+        """Open the file under a hidden name (removed again if anything here fails), write the
+        scene and the first sample."""
         fd, tmp = hidden_file(self.path)
         os.close(fd)
         self._tmp = Path(tmp)
+        try:
+            self._open(run)
+        except BaseException:
+            writer, self._writer = self._writer, None
+            if writer is not None:
+                writer.close()
+            self._tmp.unlink(missing_ok=True)
+            self._tmp = None
+            raise
+
+    def _open(self, run: RunView) -> None:
         self._context = context = foxglove.Context()
         self._writer = foxglove.open_mcap(self._tmp, allow_overwrite=True, context=context)
         self._scene = SceneUpdateChannel("/scene", context=context)
         self._tf = FrameTransformsChannel("/tf", context=context)
         self._joints = JointStatesChannel("/robot/joint_states", context=context)
-        self._safety = foxglove.Channel("/safety", message_encoding="json", schema=_json_schema("hri.Safety", SAFETY_SCHEMA), context=context)
+        self._safety = foxglove.Channel("/safety", message_encoding="json",
+                                        schema=_json_schema("hri.Safety", SAFETY_SCHEMA), context=context)
         self._events = LogChannel("/events", context=context)
         tree_schema = _json_schema("hri.TreeStatus", TREE_SCHEMA)
         self._trees = {name: foxglove.Channel(f"/trees/{name}", message_encoding="json", schema=tree_schema,
