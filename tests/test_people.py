@@ -76,8 +76,9 @@ def test_events_and_trajectory_name_the_person(pair_run):
     header = lines[0].split(",")
     assert header[:9] == ["t", "person_x", "person_y", "person_yaw", "zone", "robot_velocity_fraction",
                           "robot_speed_fraction", "robot_fastest_point_m_s", "separation_m"]
-    assert header[9:] == [f"person_{name}_{c}" for name in ("worker", "visitor")
-                          for c in ("x", "y", "yaw", "zone", "separation_m")]
+    assert header[9:19] == [f"person_{name}_{c}" for name in ("worker", "visitor")
+                            for c in ("x", "y", "yaw", "zone", "separation_m")]
+    assert header[19:] == [f"robot_q_A{joint}" for joint in range(1, 7)]  # the joint positions end a row
     for line in lines[1:]:
         row = dict(zip(header, line.split(",")))
         assert row["person_x"] == row["person_worker_x"]  # the first person's columns as with one

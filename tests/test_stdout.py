@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hri.cli.main import BROKEN_PIPE_EXIT, STDOUT_CLOSED, _build_parser
+from hri.run.run_dir import RunRecord, keep_inputs
 from hri.run.sim import run_scenario
 from hri.scenario.load import load_scenario
 from test_cli import HRI
@@ -30,13 +31,16 @@ COMMANDS = {
     "stats": ["stats", "RUN"],
     "bench": ["bench", "--only", "roundtrip", "--messages", "20", "--repeat", "1", "--scenario", "coexistence"],
     "robot": ["robot", "stops"],
+    "export": ["export", "RUN", "-o", "TMP/run.mcap"],
 }
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("run")
-    run_scenario(load_scenario("coexistence"), 2.0, seed=1, out_dir=out)
+    scenario = load_scenario("coexistence")
+    keep_inputs(out, scenario, RunRecord("coexistence", 1, 2.0))  # a run hri export can rerun
+    run_scenario(scenario, 2.0, seed=1, out_dir=out)
     return out
 
 

@@ -186,7 +186,7 @@ def flatten(stats: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _read_json(path: Path, folder: Path | None = None) -> dict[str, Any]:
+def read_json_object(path: Path, folder: Path | None = None) -> dict[str, Any]:
     """A JSON object from ``path`` (every file of a run or batch holds one), or one line; read
     only as a regular file inside ``folder`` (default: its own), at most ``JSON_MAX_BYTES``."""
     try:
@@ -264,14 +264,14 @@ class Batch:
 
 
 def _load_batch_run(path: Path, batch: Path) -> RunDir:
-    info = _read_json(path / "run.json", batch) if (path / "run.json").is_file() else {}
+    info = read_json_object(path / "run.json", batch) if (path / "run.json").is_file() else {}
     run = RunDir(path, {}, str(info.get("run_id") or path.name), str(info.get("config_id") or "?"),
                  dict(info.get("overrides") or {}), str(info.get("status") or "failed"), info.get("error"))
     if not info:
         run.error = "run.json missing"
     if run.status == "ok":
         try:
-            run.stats = _read_json(path / "stats.json", batch)
+            run.stats = read_json_object(path / "stats.json", batch)
         except HriError as err:
             run.status, run.error = "failed", str(err)
     return run
@@ -282,12 +282,12 @@ def load(path: Path) -> RunDir | Batch:
     if not path.is_dir():
         raise HriError(f"{path}: {wrong_kind(path, folder=True) or 'no such directory'}")
     if (path / "stats.json").is_file():
-        run = RunDir(path, _read_json(path / "stats.json"), path.name)
+        run = RunDir(path, read_json_object(path / "stats.json"), path.name)
         if (path / "run.json").is_file():  # a run inside a batch: its overrides matter for the floor plan
-            run.overrides = dict(_read_json(path / "run.json").get("overrides") or {})
+            run.overrides = dict(read_json_object(path / "run.json").get("overrides") or {})
         return run
     if (path / "batch.json").is_file():
-        meta = _read_json(path / "batch.json")
+        meta = read_json_object(path / "batch.json")
         if not isinstance(meta.get("configs", []), list):
             raise HriError(f"{path / 'batch.json'}: 'configs' is not a list, as hri writes it")
         runs_dir = path / "runs"

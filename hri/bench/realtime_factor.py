@@ -19,13 +19,21 @@ do more cycles in the same simulated time, and a cycle is what the user waits fo
 every other repeat: the machine's speed drifts by several per cent within seconds (a shared
 host), and a pair split by the bare worlds, or always in the same order, would carry that drift
 into the ratio.
+
+A fifth run per repeat is the full simulation writing an MCAP file at 30 Hz
+(:class:`hri.view.mcap_file.McapRecorder`, ``hri run --mcap``) into a temporary folder:
+``mcap_ratio`` is its real-time factor over the full run's, paired per repeat like SSM's (the
+three runs back to back, their order turned round every repeat), and ``mcap_bytes`` the
+file's size.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hri.bench.common import BenchSettings, Say, load, sig, summary
@@ -34,12 +42,12 @@ if TYPE_CHECKING:
     from hri.scenario.model import Scenario
 
 
-def run_full(scenario: "Scenario", duration_s: float, seed: int) -> dict[str, float]:
+def run_full(scenario: "Scenario", duration_s: float, seed: int, observers: tuple = ()) -> dict[str, float]:
     """One headless run: set-up time, and the wall time of ``Simulation.run`` alone."""
     from hri.run.sim import Simulation
 
     start = time.perf_counter()
-    with Simulation(scenario, seed) as sim:
+    with Simulation(scenario, seed, observers=observers) as sim:
         setup_s = time.perf_counter() - start
         sim.run(duration_s)
         steps, wall, cycles = sim.step_count, sim.stats.wall_time_s, sim.stats.robot_cycles
@@ -64,12 +72,13 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
     steps = int(math.floor(settings.duration_s / dt + 1e-9))  # what Simulation.run does
     say(f"realtime: {name}: recording the arm's commands")
     commands = record_arm_commands(scenario, settings.duration_s, settings.seed)
-    full, bare, moving, with_ssm = [], [], [], []
+    full, bare, moving, with_ssm, with_mcap = [], [], [], [], []
     for k in range(settings.repeat):
         say(f"realtime: {name} {k + 1}/{settings.repeat}")
-        pair = [(full, scenario), (with_ssm, ssm)]
-        for runs, which in pair if k % 2 == 0 else reversed(pair):
-            runs.append(run_full(which, settings.duration_s, settings.seed))
+        trio = [(full, scenario), (with_ssm, ssm), (with_mcap, scenario)]
+        for runs, which in trio if k % 2 == 0 else reversed(trio):
+            runs.append(_run_mcap(which, settings) if runs is with_mcap
+                        else run_full(which, settings.duration_s, settings.seed))
         bare.append(run_bare(scenario, full[-1]["steps"], settings.seed))
         moving.append(run_bare(scenario, full[-1]["steps"], settings.seed, commands))
     full_rtf = statistics.median(f["rtf"] for f in full)
@@ -83,7 +92,20 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
         "ssm_rtf": summary([s["rtf"] for s in with_ssm]),
         "ssm_ratio": summary([s["rtf"] / f["rtf"] for f, s in zip(full, with_ssm)]),
         "ssm_cycle_ratio": _per_cycle(full, with_ssm),
+        "mcap_rtf": summary([m["rtf"] for m in with_mcap]),
+        "mcap_ratio": summary([m["rtf"] / f["rtf"] for f, m in zip(full, with_mcap)]),
+        "mcap_bytes": with_mcap[-1]["bytes"],
     }
+
+
+def _run_mcap(scenario: "Scenario", settings: BenchSettings) -> dict[str, float]:
+    """The full run writing an MCAP file at 30 Hz (removed after), and the file's size."""
+    from hri.view.mcap_file import DEFAULT_RATE_HZ, McapRecorder
+
+    with tempfile.TemporaryDirectory(prefix="hri-bench-mcap-") as folder:
+        path = Path(folder) / "run.mcap"
+        figures = run_full(scenario, settings.duration_s, settings.seed, (McapRecorder(path, DEFAULT_RATE_HZ),))
+        return {**figures, "bytes": path.stat().st_size}
 
 
 def _per_cycle(full: list[dict], with_ssm: list[dict]) -> dict[str, Any] | None:

@@ -120,6 +120,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
 
     push, pop = timer.push, timer.pop
     t = sim.now()
+    sim.events.begin_step()
     push("monitor")
     reported = sim._sensed_before_step(t)  # a safety sensor's reports (the monitoring's part)
     pop()
@@ -166,7 +167,7 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
     sim.monitor.step(sim.now(), x, y, posed, sim._query_ahead_s(animation))
     pop()
     push("statistics")
-    sim._record_trajectory(posed)
+    sim._record_trajectory()
     pop()
     push("monitor")
     sim._sense_after_step()

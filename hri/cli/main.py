@@ -65,7 +65,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="write stats.json, events.jsonl and trajectory.csv into this folder, "
                      "and what ran: scenario.yaml, copies of the trees and plug-ins, manifest.json")
     run.add_argument("--force", action="store_true",
-                     help="replace the run already in --out (its files only) and an existing --record file")
+                     help="replace the run already in --out (its files only) and an existing --record "
+                          "or --mcap file")
     run.add_argument("--from", dest="from_run", type=Path, metavar="RUN_DIR",
                      help="run again exactly the run kept in RUN_DIR (a --out folder or a batch run); "
                           "with --out, the new run goes there; its paths must stay inside RUN_DIR")
@@ -74,6 +75,11 @@ def _build_parser() -> argparse.ArgumentParser:
                           "without this a run folder with plug-ins is refused)")
     run.add_argument("--record", type=Path, metavar="VIDEO",
                      help="record a video of the run, headless (.mp4 or .gif; docs/visualisation.md)")
+    run.add_argument("--mcap", type=Path, nargs="?", const=True, metavar="PATH",
+                     help="write an MCAP file of the run for Foxglove (no PATH: run.mcap in --out; "
+                          "docs/visualisation.md)")
+    run.add_argument("--mcap-rate", type=float, metavar="HZ",
+                     help="transforms, joint states and safety samples per simulated second in --mcap (default 30)")
     run.add_argument("--record-fps", type=float, metavar="FPS",
                      help="frames per simulated second of --record (default 15)")
     run.add_argument("--record-size", metavar="WxH",
@@ -159,6 +165,16 @@ def _build_parser() -> argparse.ArgumentParser:
                              "the message-queue budget")
     listing.add_argument("what", choices=("scenarios", "clips", "nodes", "queues"), help="what to list")
 
+    export = sub.add_parser("export", help="an MCAP file of a kept run for Foxglove, made by running it again "
+                                           "(docs/visualisation.md)")
+    export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run's --out folder (its inputs/ and manifest.json)")
+    export.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="the MCAP file to write")
+    export.add_argument("--mcap-rate", type=float, metavar="HZ",
+                        help="transforms, joint states and safety samples per simulated second (default 30)")
+    export.add_argument("--force", action="store_true", help="replace PATH if it exists")
+    export.add_argument("--trust-plugins", action="store_true",
+                        help="run the plug-ins the kept scenario loads (they run code: only a folder you trust)")
+
     stats = sub.add_parser("stats", help="statistics of a run directory or a batch directory")
     stats.add_argument("dir", type=Path, help="a run's --out folder or a batch folder")
     stats.add_argument("--plots", action="store_true", help="also write PNG figures into DIR/plots/")
@@ -218,6 +234,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from hri.cli.listing import LISTERS
 
     print(LISTERS[args.what](), end="")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from hri.cli.export import export_command
+
+    print(export_command(args.run_dir, args.output, args.mcap_rate, args.force, args.trust_plugins))
     return 0
 
 
@@ -288,6 +311,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fps = 15.0 if args.record_fps is None else args.record_fps
         observers.append(Recorder(args.record, fps, parse_size(args.record_size or "800x450"), duration_s=duration))
         check_new_file(args.record, args.force, "--record")
+    mcap = _mcap(args)
+    if mcap is not None:
+        observers.append(mcap)
     if args.show_trees:
         from hri.view.terminal_view import TreeView
 
@@ -299,8 +325,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         check_split(scenario.faults, args.split)  # refused before anything is written
         folder = OutFolder(args.out, force=args.force)  # the run is made in its staging folder
-    elif args.force and args.record is None:
-        raise HriError("--force: only with --out or --record (it lets them replace what is there)")
+    elif args.force and args.record is None and args.mcap is None:
+        raise HriError("--force: only with --out, --record or --mcap (it lets them replace what is there)")
     try:
         stats = _run_into(args, scenario, record, observers, folder, groot2_access)
     except OSError as err:  # name the file in --out, not its staged copy
@@ -311,6 +337,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcap(args: argparse.Namespace):
+    """The MCAP writer of ``--mcap`` (None without it); its path checked before the run."""
+    if args.mcap is None:
+        if args.mcap_rate is not None:
+            raise HriError("--mcap-rate: only with --mcap")
+        return None
+    from hri.run.out_folder import MCAP_NAME
+    from hri.view.mcap_file import DEFAULT_RATE_HZ, McapRecorder
+
+    rate = DEFAULT_RATE_HZ if args.mcap_rate is None else args.mcap_rate
+    if args.mcap is True:  # a bare --mcap: made in the run's staging folder, put in place with the run
+        if args.out is None:
+            raise HriError("--mcap: name the file (--mcap PATH), or give --out DIR for DIR/run.mcap")
+        return McapRecorder(Path(MCAP_NAME), rate, in_out_folder=True)
+    return McapRecorder(args.mcap, rate, force=args.force)
+
+
 def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, observers: list,
               folder: "OutFolder | None", groot2_access) -> dict:
     """The run, its files made in ``folder``'s staging folder and put in place at the end."""
@@ -319,6 +362,9 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
     from hri.run.stats import format_table
 
     out_dir = None if folder is None else folder.staging
+    for observer in observers:  # --mcap without a path: run.mcap among the run's files
+        if getattr(observer, "in_out_folder", False):
+            observer.path = out_dir / observer.path.name
     try:
         if out_dir is not None:
             keep_inputs(out_dir, scenario, record)  # before the run: a failed run says what ran too
@@ -494,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     import_pybullet_quietly()  # keeps stdout clean for --json
     handlers = {"run": _cmd_run, "replay": _cmd_replay, "batch": _cmd_batch, "validate": _cmd_validate, "convert": _cmd_convert, "nodes": _cmd_nodes,
                 "render": _cmd_render, "stats": _cmd_stats, "list": _cmd_list, "bench": bench_command,
-                "robot": _cmd_robot}
+                "robot": _cmd_robot, "export": _cmd_export}
     try:
         code = handlers[args.command](args)
         sys.stdout.flush()  # here, where a reader that went away is caught, not at exit

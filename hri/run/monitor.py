@@ -246,6 +246,7 @@ class SafetyMonitor:
         self._joint_figures = (0.0, 0.0)
         self.last_separation = math.inf
         self.posed = False  # the body is posed where it is now (a query needs no posing first)
+        self.posed_in_step = False  # the step itself posed the body (posed, before any query's posing)
         self.measured_t = -math.inf  # when the last query was taken
         self._bound_origin = 0.0  # the separation is at least last_separation - closing (t - this)
         self.pose_person: Callable[[], None] | None = None  # SSM: poses the body for a query after a step
@@ -301,6 +302,12 @@ class SafetyMonitor:
             self._speed = self.robot.fastest_point_speed()
             self.stats.max_robot_speed_m_s = max(self.stats.max_robot_speed_m_s, self._speed)
         return fraction, self._speed
+
+    def measured_speeds(self) -> tuple[float, float]:
+        """:meth:`robot_speeds` for a reader: the same figures, the fastest point measured (if
+        this step has not yet) without counting it in the statistics."""
+        fraction, _bound = self.joint_speeds()
+        return fraction, self._speed if self._speed_at == self.steps else self.robot.fastest_point_speed()
 
     def joint_fraction(self) -> float:
         """The largest joint speed fraction measured after the last step."""
@@ -530,7 +537,7 @@ class SafetyMonitor:
         """The person's zone and distance after this step."""
         self.now = t
         self.steps += 1
-        self.posed = posed
+        self.posed = self.posed_in_step = posed
         last = self.last_xy
         if last is None or last[0] != x or last[1] != y:
             self._update_zone(t, x, y)

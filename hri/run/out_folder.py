@@ -35,13 +35,14 @@ from hri.run.run_dir import INPUTS, MANIFEST, SCENARIO, check_replaceable
 STAGING_PREFIX = ".hri-run-"
 STATS = "stats.json"
 #: The files a run makes (besides ``*.btlog``); ``plots/`` is made from it by ``hri stats --plots``.
-RUN_FILES = (STATS, MANIFEST, "events.jsonl", "trajectory.csv", "traceback.txt", SCENARIO)
+MCAP_NAME = "run.mcap"  # hri run --out DIR --mcap
+RUN_FILES = (STATS, MANIFEST, "events.jsonl", "trajectory.csv", "traceback.txt", SCENARIO, MCAP_NAME)
 RUN_FOLDERS = (INPUTS, "plots")
 BTLOG_SUFFIX = ".btlog"
 # What a run of an earlier hri left when it was killed: a file filling beside its target
 # (``.events.jsonl.`` and mkstemp's eight letters) and the staging folders of its inputs/.
 _LEFT_BEHIND = re.compile(r"\.(?:(?:stats\.json|manifest\.json|events\.jsonl|trajectory\.csv|traceback\.txt"
-                          r"|scenario\.yaml|[^/]+\.btlog)\.|inputs-(?:old-)?)[a-z0-9_]{8}")
+                          r"|scenario\.yaml|run\.mcap|[^/]+\.btlog)\.|inputs-(?:old-)?)[a-z0-9_]{8}")
 _OUT_FIRST = {STATS: 0, MANIFEST: 1}  # an earlier run is moved out marker first...
 _IN_LAST = {MANIFEST: 1, STATS: 2}  # ...a new one in marker last
 

@@ -58,6 +58,8 @@ from hri.run.services import SimulationServices
 from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.sensor_view import SensorView
 from hri.run.ssm_control import SsmController, SsmTerms
+from hri.run.state import (NO_CHANGES, BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies,
+                           capture_shapes, capture_step, status_lines, trajectory_row, tree_changes)
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
 from hri.run.tree_process import RemoteTreeHost, queue_plan
@@ -74,12 +76,57 @@ STEP, PREVIEW = "step", "preview"  # what the person's plugin does in a physics 
 
 class RunView:
     """A run as its observers see it: what they may read of a :class:`Simulation`, nothing
-    they could change. ``client`` is the PyBullet client, for rendering the workcell."""
+    they could change. :meth:`state` and :meth:`bodies` give the step's state
+    (:mod:`hri.run.state`), made when first asked in a step; ``client`` is the PyBullet
+    client, for rendering the workcell."""
 
-    __slots__ = ("_sim",)
+    __slots__ = ("_sim", "_state", "_state_key", "_bodies", "_bodies_at", "_names", "_shapes")
 
     def __init__(self, sim: "Simulation") -> None:
         self._sim = sim
+        self._state: StepState | None = None
+        self._state_key = (-1, -1)
+        self._bodies: BodyPoses | None = None
+        self._bodies_at = -1
+        self._names: BodyNames | None = None
+        self._shapes: WorldShapes | None = None
+
+    def state(self) -> StepState:
+        """The state after the current step (made again when events came since it was made)."""
+        sim = self._sim
+        key = (sim.step_count, len(sim.events))
+        if self._state is None or key != self._state_key:
+            events = tuple(sim.events.recent)
+            self._state = capture_step(sim, events, tree_changes(events))
+            self._state_key = key
+        return self._state
+
+    def news(self) -> StepNews:
+        """The current step's events and tree changes alone (costs nothing: every step)."""
+        sim = self._sim
+        if not sim.events.recent:  # most steps
+            return StepNews(sim.step_count, (), NO_CHANGES)
+        events = tuple(sim.events.recent)
+        return StepNews(sim.step_count, events, tree_changes(events))
+
+    def shapes(self) -> WorldShapes:
+        """The collision shapes of the world's bodies (read once, at the first asking)."""
+        if self._shapes is None:
+            self._shapes = capture_shapes(self._sim, self._body_names())
+        return self._shapes
+
+    def _body_names(self) -> BodyNames:
+        if self._names is None:
+            self._names = BodyNames(self._sim)
+        return self._names
+
+    def bodies(self) -> BodyPoses:
+        """Every robot link's, person link's and part's world pose after the current step."""
+        sim = self._sim
+        if self._bodies is None or self._bodies_at != sim.step_count:
+            self._bodies = capture_bodies(sim, self._body_names())
+            self._bodies_at = sim.step_count
+        return self._bodies
 
     @property
     def client(self) -> int:
@@ -101,7 +148,8 @@ class RunView:
         return self._sim.now()
 
     def status_lines(self) -> list[str]:
-        return self._sim.status_lines()
+        """The step's state in a few words, for overlays (:func:`hri.run.state.status_lines`)."""
+        return status_lines(self.state())
 
     @property
     def status_logs(self) -> Mapping[str, TreeStatusLog]:
@@ -192,7 +240,7 @@ class Simulation:
         self.person_every = max(1, round(rates.physics_rate_hz / rates.person_rate_hz))
         self.step_count = 0
         self.trajectory_every = max(1, round(rates.physics_rate_hz * TRAJECTORY_PERIOD_S))
-        self.trajectory = TrajectoryLog(tuple(person.name for person in scenario.people) if scenario.several else ())
+        self.trajectory = TrajectoryLog(self._trajectory_people())
         self.people: list[PersonRun] = []
         self.several = scenario.several  # read every step
         self.events = EventLog()
@@ -240,7 +288,6 @@ class Simulation:
         if self.out_dir is not None:  # a long run's memory stays flat: its logs go to disk
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.events.spill_to(self.out_dir / "events.jsonl")
-            self.trajectory.spill_to(self.out_dir / "trajectory.csv")
         if self.window is not None:
             self.client = self.window.connect()
             self.observers.insert(0, self.window)
@@ -267,6 +314,10 @@ class Simulation:
         self.robot = RobotArm(self.client, scenario.robot.base,
                               lambda c: build_static_scene(c, scenario.room, scenario.furniture), robot_config,
                               scenario.robot.model)
+        # its columns end with the arm's joints: made once the arm is
+        self.trajectory = TrajectoryLog(self._trajectory_people(), tuple(self.robot.model.names))
+        if self.out_dir is not None:
+            self.trajectory.spill_to(self.out_dir / "trajectory.csv")
         self.called = CalledFlags([person.name for person in self.people], self.events.emit, self.now)
         self.parts = PartManager(self.client, scenario.parts, scenario.areas, furniture,
                                  scenario.furniture, np.random.default_rng(parts_seed), self._world_events)
@@ -335,6 +386,10 @@ class Simulation:
         for observer in self.observers:
             observer.start(self.view)
             self._started.append(observer)
+
+    def _trajectory_people(self) -> tuple[str, ...]:
+        """The people with columns of their own in trajectory.csv: all of several, else none."""
+        return tuple(person.name for person in self.scenario.people) if self.scenario.several else ()
 
     def _ssm_terms(self) -> tuple[SsmTerms | None, SsmTerms | None]:
         """S_p's terms in SSM and PFL modes (the arm's stopping model is built here, once), the
@@ -433,12 +488,6 @@ class Simulation:
                     self.stats.people[fields["tree"]].count_action(fields)
             elif event == "random_failure" and fields.get("tree") == "robot":
                 self.stats.robot_failures += 1
-
-    def status_lines(self) -> list[str]:
-        """The run's state for overlays: simulated time, each person's zone, the robot's state."""
-        return [f"t = {self.now():.1f} s",
-                *(f"{person.name}: {self._zone_of(person, person.plugin.pose)} zone" for person in self.people),
-                f"robot: {self.robot.status.value}, velocity {self.robot.velocity_fraction:.0%}"]
 
     def _zone_of(self, person: PersonRun, pose: Pose) -> str:
         """The person's zone as the monitor has it, or (before the first step) at ``pose``."""
@@ -586,6 +635,7 @@ class Simulation:
 
     def step(self) -> None:
         t = self.now()
+        self.events.begin_step()
         if self.faults is not None:
             self.faults.step(t)
         reported = self._sensed_before_step(t)  # before the trees see it
@@ -601,7 +651,7 @@ class Simulation:
             self._step_world()
             x, y = self._person_xy(posed)
             self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
-            self._record_trajectory(posed)
+            self._record_trajectory()
         else:
             animations = [self._animate(person, t) for person in self.people]
             if self.ssm is not None:  # the smallest bound of any person's separation
@@ -610,7 +660,7 @@ class Simulation:
                 self.ssm.step(t, separation, self.monitor.joint_fraction())
             self._step_world()
             self._monitor_people(animations)
-            self._record_people()
+            self._record_trajectory()
         self._sense_after_step()
         if self.observers:
             self.parts.place_riders()  # a view shows the parts on a belt where they are
@@ -654,32 +704,13 @@ class Simulation:
             return pose.x, pose.y
         return person.plugin.pelvis_xy_at(self.now())
 
-    def _record_people(self) -> None:
-        """A trajectory.csv row of a run with several people: the first person's columns as with
-        one (the zone the strictest, the separation the smallest of any), then each one's."""
-        if self.step_count % self.trajectory_every != 0:
-            return
-        now = self.now()
-        poses = [person.plugin.pose_at(now) if not person.monitor.posed else person.plugin.pose for person in self.people]
-        fraction, speed = self.monitor.robot_speeds()
-        first = poses[0]
-        row = [round(now, 6), first.x, first.y, first.yaw, strictest(person.monitor.zone for person in self.people),
-               self.robot.velocity_fraction, fraction, speed, min(person.monitor.last_separation for person in self.people)]
-        for person, pose in zip(self.people, poses):
-            row += [pose.x, pose.y, pose.yaw, person.monitor.zone, person.monitor.last_separation]
-        self.trajectory.append(tuple(row))
-
     def _query_ahead_s(self, animation: str) -> float:
         """After the person's own step, the monitor takes a separation query due before the next
         one at once: the body is posed now, and a preview for the query would cost more."""
         return (self.person_every - 1) * self.dt if animation == STEP else 0.0
 
-    def _person_now(self, posed: bool) -> Pose:
-        """The pelvis pose after this step: as posed, or where a posing would put it."""
-        return self.plugin.pose if posed else self.plugin.pose_at(self.now())
-
     def _person_xy(self, posed: bool) -> tuple[float, float]:
-        """``(x, y)`` of :meth:`_person_now`, made without a Pose (every step)."""
+        """The pelvis ``(x, y)`` after this step: as posed, or where a posing would put it."""
         if posed:
             pose = self.plugin.pose
             return pose.x, pose.y
@@ -698,13 +729,13 @@ class Simulation:
             return STEP
         return PREVIEW if person.monitor.separation_due((self.step_count + 1) * self.dt) else ""
 
-    def _record_trajectory(self, posed: bool) -> None:
-        """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step)."""
+    def _record_trajectory(self) -> None:
+        """A trajectory.csv row every ``TRAJECTORY_PERIOD_S`` (called after each physics step),
+        from the step's state; the monitor samples the robot's fastest point for the statistics
+        at these rows, as it always has."""
         if self.step_count % self.trajectory_every == 0:
-            person = self._person_now(posed)
-            fraction, speed = self.monitor.robot_speeds()
-            self.trajectory.append((round(self.now(), 6), person.x, person.y, person.yaw, self.monitor.zone,
-                                    self.robot.velocity_fraction, fraction, speed, self.monitor.last_separation))
+            self.monitor.robot_speeds()
+            self.trajectory.append(trajectory_row(self.view.state(), self.several))
 
     def run(self, duration_s: float) -> dict[str, Any]:
         """Run for ``duration_s`` simulated seconds; return the statistics object.

@@ -50,22 +50,38 @@ class EventLog(Spool):
 
     def __init__(self) -> None:
         super().__init__(_event_line)
+        self.recent: list[dict[str, Any]] = []  # the events of the current step (begin_step)
 
     @property
     def events(self) -> list[dict[str, Any]]:
         return self.items
 
     def emit(self, t: float, event: str, **fields: Any) -> None:
-        self.append({"t": round(float(t), 6), "event": event, **fields})
+        event = {"t": round(float(t), 6), "event": event, **fields}
+        self.append(event)
+        self.recent.append(event)
+
+    def begin_step(self) -> None:
+        """A physics step begins: :attr:`recent` holds its events from now on (before the
+        first step: those of set-up)."""
+        self.recent = []
 
 
 class TrajectoryLog(Spool):
     """The rows of ``trajectory.csv`` (:data:`TRAJECTORY_COLUMNS`, then with several people
-    :func:`person_columns` for each), spilled like the events."""
+    :func:`person_columns` for each, then the robot's joint positions: :func:`joint_columns`),
+    spilled like the events; a row is made from the step's state
+    (:func:`hri.run.state.trajectory_row`)."""
 
-    def __init__(self, people: tuple[str, ...] = ()) -> None:
-        columns = TRAJECTORY_COLUMNS + tuple(c for name in people for c in person_columns(name))
+    def __init__(self, people: tuple[str, ...] = (), joints: tuple[str, ...] = ()) -> None:
+        columns = (TRAJECTORY_COLUMNS + tuple(c for name in people for c in person_columns(name))
+                   + joint_columns(joints))
         super().__init__(_row_line, ",".join(columns) + "\n")
+
+
+def joint_columns(joints: tuple[str, ...]) -> tuple[str, ...]:
+    """The robot's joint positions (rad) in ``trajectory.csv``: ``robot_q_JOINT``."""
+    return tuple(f"robot_q_{name}" for name in joints)
 
 
 def person_columns(name: str) -> tuple[str, ...]:

@@ -96,16 +96,25 @@ def build_world(client: int, room: Room, furniture: Mapping[str, Furniture]) -> 
     return build_furniture(client, furniture)
 
 
+def zones_by_size(zones: dict[str, Area]) -> list[tuple[str, Area]]:
+    """The zones, largest first: each drawn above the ones before it."""
+    return sorted(zones.items(), key=lambda kv: -kv[1].polygon.area)
+
+
+def zone_triangles(area: Area) -> list[tuple[float, float, float]]:
+    """The zone's floor patch as triangles on z = 0, three vertices each."""
+    vertices = []
+    for tri in shapely.constrained_delaunay_triangles(area.polygon).geoms:
+        vertices += [(x, y, 0.0) for x, y in list(tri.exterior.coords)[:3]]
+    return vertices
+
+
 def draw_zones(client: int, zones: dict[str, Area]) -> list[int]:
     """Coloured, collision-free floor patches, one per zone, inner zones on top."""
     bodies = []
-    for level, (name, area) in enumerate(sorted(zones.items(), key=lambda kv: -kv[1].polygon.area)):
-        triangles = shapely.constrained_delaunay_triangles(area.polygon).geoms
-        vertices, indices = [], []
-        for tri in triangles:
-            for x, y in list(tri.exterior.coords)[:3]:
-                indices.append(len(vertices))
-                vertices.append((x, y, 0.0))
+    for level, (name, area) in enumerate(zones_by_size(zones)):
+        vertices = zone_triangles(area)
+        indices = list(range(len(vertices)))
         # Both windings, so the patch is visible from above whatever the triangulation's order.
         indices = indices + [i for k in range(0, len(indices), 3) for i in (indices[k], indices[k + 2], indices[k + 1])]
         color = ZONE_COLORS.get(name, (0.3, 0.3, 0.9, 0.4))
