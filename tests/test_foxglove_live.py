@@ -16,15 +16,17 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
+from mcap.reader import make_reader
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from hri.run.sim import run_scenario
 from hri.scenario.load import load_scenario
 from hri.view.foxglove_live import LiveServer
-from hri.view.mcap_file import ChannelPublisher
+from hri.view.mcap_file import ChannelPublisher, McapFile
 
 SEED, DURATION_S = 3, 20.0
 CLOCK = ("wall_time_s", "real_time_factor")
@@ -65,11 +67,11 @@ def without():
     return _stats(run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED))
 
 
-def _serve(client) -> tuple[dict, list]:
-    """A seeded run served on a free port while ``client(port, received)`` runs in a thread;
-    after it, the server's port is closed."""
+def _serve(client, mcap: Path | None = None) -> tuple[dict, list]:
+    """A seeded run served on a free port (and written into ``mcap``) while ``client(port,
+    received)`` runs in a thread; after it, the server's port is closed."""
     live = LiveServer(0)
-    publisher = ChannelPublisher([live])
+    publisher = ChannelPublisher([live] if mcap is None else [McapFile(mcap), live])
     received: list = []
     errors: list = []
 
@@ -137,6 +139,17 @@ def test_a_client_receives_safety_and_tf_whose_times_advance_and_the_run_is_unch
     safety = [(t, json.loads(payload)) for name, t, payload in received if name == "/safety"]
     assert all(abs(message["t"] * 1e9 - t) < 1 for t, message in safety)  # the log time is simulated time
     assert {"zone", "velocity_fraction", "separation_m", "protective_stop"} <= set(safety[-1][1])
+
+
+def test_mcap_and_foxglove_together_write_and_serve_the_same_messages(without, tmp_path) -> None:
+    stats, received = _serve(_listen, tmp_path / "run.mcap")
+    assert stats == without
+    with open(tmp_path / "run.mcap", "rb") as stream:
+        written = {(channel.topic, message.log_time, message.data)
+                   for _schema, channel, message in make_reader(stream).iter_messages()
+                   if channel.topic in ("/safety", "/tf")}
+    served = {(topic, log_time, payload) for topic, log_time, payload in received}
+    assert len(served) > 20 and served <= written
 
 
 def _garbage(port: int, received: list) -> None:
