@@ -203,3 +203,19 @@ def test_a_run_that_fails_stops_the_server() -> None:
                      observers=[ChannelPublisher([live]), Failing()])
     assert live.port != 0
     _assert_closed(live.port)
+
+
+def test_with_nobody_connected_no_message_is_built(monkeypatch) -> None:
+    """The cost of a server nobody is connected to: the samples read no state and no poses."""
+    from hri.run.sim import RunView
+
+    reads: list[str] = []
+    for name in ("state", "bodies", "shapes"):
+        original = getattr(RunView, name)
+        monkeypatch.setattr(RunView, name, lambda run, _o=original, _n=name: reads.append(_n) or _o(run))
+    run_scenario(load_scenario("coexistence"), 5.0, seed=SEED)
+    others = list(reads)  # the run's own readers (its trajectory samples)
+    reads.clear()
+    publisher = ChannelPublisher([LiveServer(0)])
+    run_scenario(load_scenario("coexistence"), 5.0, seed=SEED, observers=[publisher])
+    assert publisher.samples >= 150 and reads == others
