@@ -67,7 +67,7 @@ def without():
     return _stats(run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED))
 
 
-def _serve(client, mcap: Path | None = None) -> tuple[dict, list]:
+def _serve(client, mcap: Path | None = None, topics: tuple[str, ...] = ("/safety", "/tf")) -> tuple[dict, list]:
     """A seeded run served on a free port (and written into ``mcap``) while ``client(port,
     received)`` runs in a thread; after it, the server's port is closed."""
     live = LiveServer(0)
@@ -81,7 +81,7 @@ def _serve(client, mcap: Path | None = None) -> tuple[dict, list]:
         except Exception as err:  # noqa: BLE001 - failed in the test's thread: fails the test
             errors.append(err)
 
-    gate = Gate(publisher, ("/safety", "/tf"))
+    gate = Gate(publisher, topics)
     thread = threading.Thread(target=run_client, daemon=True)
     thread.start()
     stats = run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED, observers=[publisher, gate])
@@ -219,3 +219,23 @@ def test_with_nobody_connected_no_message_is_built(monkeypatch) -> None:
     publisher = ChannelPublisher([LiveServer(0)])
     run_scenario(load_scenario("coexistence"), 5.0, seed=SEED, observers=[publisher])
     assert publisher.samples >= 150 and reads == others
+
+
+def _scene(port: int, received: list) -> None:
+    """Subscribe to /scene after the run's start, when its first scene has gone by."""
+    with connect(f"ws://127.0.0.1:{port}", subprotocols=[PROTOCOL], open_timeout=10) as ws:
+        _subscribe(ws, ("/scene",))
+        try:
+            while True:
+                data = ws.recv(timeout=10)
+                if isinstance(data, bytes) and data[0] == MESSAGE_DATA:
+                    received.append(data[13:])
+        except ConnectionClosed:
+            return
+
+
+def test_a_client_that_subscribes_during_the_run_gets_the_scene(without) -> None:
+    stats, received = _serve(_scene, topics=("/scene",))
+    assert stats == without
+    scene = b"".join(received)  # protobuf SceneUpdates: the entities' ids are in them as they are
+    assert all(entity in scene for entity in (b"fixed", b"zone/stop", b"robot/", b"person/"))
