@@ -60,7 +60,7 @@ def test_realtime_factor_beside_bare_pybullet(document: dict) -> None:
     r = document["results"]["realtime"]["coexistence"]
     assert r["steps"] == 120 and r["physics_rate_hz"] == 240
     for key in ("full_rtf", "bare_rtf", "ratio", "bare_moving_rtf", "ratio_moving", "setup_s", "ssm_rtf", "ssm_ratio",
-                "mcap_rtf", "mcap_ratio"):
+                "mcap_rtf", "mcap_ratio", "foxglove_rtf", "foxglove_ratio"):
         assert len(r[key]["runs"]) == 2 and all(_positive(v) for v in r[key]["runs"])
         assert min(r[key]["runs"]) <= r[key]["median"] <= max(r[key]["runs"])
     assert _positive(r["full_step_us"]) and _positive(r["bare_step_us"]) and _positive(r["bare_moving_step_us"])

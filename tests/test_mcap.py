@@ -21,7 +21,7 @@ from hri.cli.main import main
 from hri.run.robot_shapes import link_names
 from hri.run.sim import Simulation, run_scenario
 from hri.scenario.load import load_scenario
-from hri.view.mcap_file import McapRecorder
+from hri.view.mcap_file import ChannelPublisher, McapFile
 
 DURATION_S = 60.0
 SEED = 10  # the person walks into the warning and stop zones within the 60 s
@@ -54,7 +54,7 @@ def runs(tmp_path_factory):
     truth = Truth()
     scenario = load_scenario("coexistence")
     run_scenario(scenario, DURATION_S, seed=SEED, out_dir=root / "with",
-                 observers=[McapRecorder(root / "run.mcap"), truth])
+                 observers=[ChannelPublisher([McapFile(root / "run.mcap")]), truth])
     run_scenario(scenario, DURATION_S, seed=SEED, out_dir=root / "without")
     return root, truth
 
@@ -159,11 +159,11 @@ def test_the_same_bits_with_and_without_mcap(runs) -> None:
 def test_an_existing_file_or_a_folder_is_refused(tmp_path) -> None:
     (tmp_path / "old.mcap").write_bytes(b"mine")
     with pytest.raises(HriError, match="exists"):
-        McapRecorder(tmp_path / "old.mcap")
+        McapFile(tmp_path / "old.mcap")
     with pytest.raises(HriError, match="is a folder"):
-        McapRecorder(tmp_path)
+        McapFile(tmp_path)
     assert (tmp_path / "old.mcap").read_bytes() == b"mine"
-    assert math.isfinite(McapRecorder(tmp_path / "old.mcap", force=True).rate_hz)
+    assert McapFile(tmp_path / "old.mcap", force=True).path == tmp_path / "old.mcap"
 
 
 def _world_point(transform, position) -> np.ndarray:
@@ -178,7 +178,7 @@ def test_the_scene_shapes_placed_by_the_transforms_lie_in_their_links(tmp_path) 
     have their centres inside PyBullet's bounding box of that link at the end of the run."""
     path = tmp_path / "scene.mcap"
     boxes = {}
-    with Simulation(load_scenario("collaboration"), seed=1, observers=[McapRecorder(path)]) as sim:
+    with Simulation(load_scenario("collaboration"), seed=1, observers=[ChannelPublisher([McapFile(path)])]) as sim:
         sim.run(3.0)
         for owner, body in (("robot", sim.robot.body_id), (sim.people[0].name, sim.people[0].plugin.body_id)):
             for link, name in link_names(sim.client, body).items():
@@ -246,8 +246,8 @@ def test_a_writer_that_fails_to_start_leaves_no_file(tmp_path, monkeypatch) -> N
     def broken(self, run) -> None:
         raise HriError("the scene cannot be drawn")
 
-    monkeypatch.setattr(McapRecorder, "_write_scene", broken)
+    monkeypatch.setattr(ChannelPublisher, "_write_scene", broken)
     with pytest.raises(HriError, match="the scene"):
-        with Simulation(load_scenario("coexistence"), seed=1, observers=[McapRecorder(tmp_path / "x.mcap")]) as sim:
+        with Simulation(load_scenario("coexistence"), seed=1, observers=[ChannelPublisher([McapFile(tmp_path / "x.mcap")])]) as sim:
             sim.run(0.1)
     assert list(tmp_path.iterdir()) == []

@@ -122,6 +122,24 @@ def hidden_file(target: Path, suffix: str = "", prefix: str | None = None,
     return fd, tmp
 
 
+def close_into_place(close: Callable[[], None], tmp: Path, path: Path, keep: bool = True,
+                     prepare: Callable[[Path], None] | None = None) -> None:
+    """Close the writer of the hidden file ``tmp`` (:func:`hidden_file`) and move the file to
+    ``path`` (``prepare`` it first; with ``keep`` false remove it instead): the hidden file is
+    removed when anything here fails, so no half file is left."""
+    try:
+        close()
+        if not keep:
+            tmp.unlink()
+            return
+        if prepare is not None:
+            prepare(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_atomic(path: Path, data: str | bytes, prefix: str | None = None, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` (text is written as UTF-8) in one step; the temporary
     file is named and made as :func:`hidden_file` says."""

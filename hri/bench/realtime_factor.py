@@ -21,10 +21,16 @@ host), and a pair split by the bare worlds, or always in the same order, would c
 into the ratio.
 
 A fifth run per repeat is the full simulation writing an MCAP file at 30 Hz
-(:class:`hri.view.mcap_file.McapRecorder`, ``hri run --mcap``) into a temporary folder:
+(:class:`hri.view.mcap_file.ChannelPublisher`, ``hri run --mcap``) into a temporary folder:
 ``mcap_ratio`` is its real-time factor over the full run's, paired per repeat like SSM's (the
 three runs back to back, their order turned round every repeat), and ``mcap_bytes`` the
 file's size.
+
+A sixth run per repeat is the full simulation serving its channels live to Foxglove
+(:class:`hri.view.foxglove_live.LiveServer`, ``hri run --foxglove``) on a free port of
+127.0.0.1 with nobody connected: ``foxglove_ratio`` is its real-time factor over the full
+run's, paired per repeat like MCAP's (the four runs back to back, their order turned round
+every repeat).
 """
 
 from __future__ import annotations
@@ -72,13 +78,13 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
     steps = int(math.floor(settings.duration_s / dt + 1e-9))  # what Simulation.run does
     say(f"realtime: {name}: recording the arm's commands")
     commands = record_arm_commands(scenario, settings.duration_s, settings.seed)
-    full, bare, moving, with_ssm, with_mcap = [], [], [], [], []
+    full, bare, moving, with_ssm, with_mcap, with_live = [], [], [], [], [], []
     for k in range(settings.repeat):
         say(f"realtime: {name} {k + 1}/{settings.repeat}")
-        trio = [(full, scenario), (with_ssm, ssm), (with_mcap, scenario)]
-        for runs, which in trio if k % 2 == 0 else reversed(trio):
-            runs.append(_run_mcap(which, settings) if runs is with_mcap
-                        else run_full(which, settings.duration_s, settings.seed))
+        paired = [(full, scenario), (with_ssm, ssm), (with_mcap, scenario), (with_live, scenario)]
+        for runs, which in paired if k % 2 == 0 else reversed(paired):
+            runner = _run_mcap if runs is with_mcap else _run_live if runs is with_live else _run_plain
+            runs.append(runner(which, settings))
         bare.append(run_bare(scenario, full[-1]["steps"], settings.seed))
         moving.append(run_bare(scenario, full[-1]["steps"], settings.seed, commands))
     full_rtf = statistics.median(f["rtf"] for f in full)
@@ -95,16 +101,31 @@ def measure_scenario(name: str, settings: BenchSettings, say: Say) -> dict[str, 
         "mcap_rtf": summary([m["rtf"] for m in with_mcap]),
         "mcap_ratio": summary([m["rtf"] / f["rtf"] for f, m in zip(full, with_mcap)]),
         "mcap_bytes": with_mcap[-1]["bytes"],
+        "foxglove_rtf": summary([m["rtf"] for m in with_live]),
+        "foxglove_ratio": summary([m["rtf"] / f["rtf"] for f, m in zip(full, with_live)]),
     }
+
+
+def _run_plain(scenario: "Scenario", settings: BenchSettings) -> dict[str, float]:
+    return run_full(scenario, settings.duration_s, settings.seed)
+
+
+def _run_live(scenario: "Scenario", settings: BenchSettings) -> dict[str, float]:
+    """The full run serving its channels to Foxglove on a free port, nobody connected."""
+    from hri.view.foxglove_live import LiveServer
+    from hri.view.mcap_file import DEFAULT_RATE_HZ, ChannelPublisher
+
+    return run_full(scenario, settings.duration_s, settings.seed,
+                    (ChannelPublisher([LiveServer(0)], DEFAULT_RATE_HZ),))
 
 
 def _run_mcap(scenario: "Scenario", settings: BenchSettings) -> dict[str, float]:
     """The full run writing an MCAP file at 30 Hz (removed after), and the file's size."""
-    from hri.view.mcap_file import DEFAULT_RATE_HZ, McapRecorder
+    from hri.view.mcap_file import DEFAULT_RATE_HZ, ChannelPublisher, McapFile
 
     with tempfile.TemporaryDirectory(prefix="hri-bench-mcap-") as folder:
         path = Path(folder) / "run.mcap"
-        figures = run_full(scenario, settings.duration_s, settings.seed, (McapRecorder(path, DEFAULT_RATE_HZ),))
+        figures = run_full(scenario, settings.duration_s, settings.seed, (ChannelPublisher([McapFile(path)], DEFAULT_RATE_HZ),))
         return {**figures, "bytes": path.stat().st_size}
 
 

@@ -35,11 +35,12 @@ def realtime_table(results: dict[str, Any]) -> Table:
     table = Table(title="Real-time factor (headless) beside bare PyBullet on the same world",
                   caption="bare: the same bodies in PyBullet alone, the arm still; "
                           "moving: the arm given the run's motor commands; SSM: the full run with "
-                          "safety.mode=ssm; MCAP: the full run writing --mcap at 30 Hz")
+                          "safety.mode=ssm; MCAP: the full run writing --mcap at 30 Hz; Foxglove: the full "
+                          "run serving --foxglove, nobody connected")
     table.add_column("scenario", no_wrap=True)
     for column in ("physics Hz", "RTF full", "RTF bare", "full/bare", "RTF moving", "full/moving",
                    "µs/step full", "µs/step bare", "set-up s", "RTF SSM", "SSM/full", "SSM/full per cycle",
-                   "RTF MCAP", "MCAP/full"):
+                   "RTF MCAP", "MCAP/full", "RTF Foxglove", "Foxglove/full"):
         table.add_column(column, justify="right", min_width=len(column) if column.startswith("full/") else None)
     for name, r in results.items():
         table.add_row(name, _f(r["physics_rate_hz"], 0), _f(r["full_rtf"]["median"]), _f(r["bare_rtf"]["median"]),
@@ -47,7 +48,8 @@ def realtime_table(results: dict[str, Any]) -> Table:
                       _f(r["ratio_moving"]["median"], 3), _f(r["full_step_us"]), _f(r["bare_step_us"]),
                       _f(r["setup_s"]["median"], 2), _f(r["ssm_rtf"]["median"]), _f(r["ssm_ratio"]["median"], 3),
                       "-" if r["ssm_cycle_ratio"] is None else _f(r["ssm_cycle_ratio"]["median"], 3),
-                      _f(r["mcap_rtf"]["median"]), _f(r["mcap_ratio"]["median"], 3))
+                      _f(r["mcap_rtf"]["median"]), _f(r["mcap_ratio"]["median"], 3),
+                      _f(r["foxglove_rtf"]["median"]), _f(r["foxglove_ratio"]["median"], 3))
     return table
 
 

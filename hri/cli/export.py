@@ -28,12 +28,13 @@ def export_command(run_dir: Path, output: Path, rate_hz: float | None, force: bo
     from hri.batch.report import read_json_object
     from hri.run.run_dir import load_kept_run
     from hri.run.sim import run_scenario
-    from hri.view.mcap_file import DEFAULT_RATE_HZ, McapRecorder
+    from hri.view.mcap_file import DEFAULT_RATE_HZ, ChannelPublisher, McapFile
 
     kept = load_kept_run(run_dir, "export", trust_plugins=trust_plugins)
     stats_file = run_dir / "stats.json"
     kept_stats = read_json_object(stats_file)
-    recorder = McapRecorder(output, DEFAULT_RATE_HZ if rate_hz is None else rate_hz, force=force, option="-o")
+    recorder = ChannelPublisher([McapFile(output, force=force, option="-o")],
+                                DEFAULT_RATE_HZ if rate_hz is None else rate_hz)
     record = kept.record
     rerun = run_scenario(kept.scenario, record.duration_s, seed=record.seed, observers=[recorder],
                          strict=record.strict)

@@ -21,6 +21,7 @@ from hri.base.files import keep_traceback
 from hri.base.numbers import duration_problem
 
 DEFAULT_GROOT2_PORT = 1667  # BehaviorTree.CPP Groot2Publisher's default server port (hri.run.groot2; not imported: zmq)
+DEFAULT_FOXGLOVE_PORT = 8765  # Foxglove's default WebSocket port (hri.view.foxglove_live; not imported: the SDK)
 
 if TYPE_CHECKING:
     from hri.run.out_folder import OutFolder
@@ -79,7 +80,15 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="write an MCAP file of the run for Foxglove (no PATH: run.mcap in --out; "
                           "docs/visualisation.md)")
     run.add_argument("--mcap-rate", type=float, metavar="HZ",
-                     help="transforms, joint states and safety samples per simulated second in --mcap (default 30)")
+                     help="transforms, joint states and safety samples per simulated second in --mcap and "
+                          "--foxglove (default 30)")
+    run.add_argument("--foxglove", type=int, nargs="?", const=DEFAULT_FOXGLOVE_PORT, metavar="PORT",
+                     help="serve the run live to Foxglove over its WebSocket protocol, the channels of --mcap "
+                          f"(default port {DEFAULT_FOXGLOVE_PORT}); with --realtime at wall speed "
+                          "(docs/visualisation.md)")
+    run.add_argument("--foxglove-host", metavar="ADDR",
+                     help="listen for Foxglove on this address of the machine (default 127.0.0.1: from this "
+                          "machine only; 0.0.0.0: from every IPv4 interface)")
     run.add_argument("--record-fps", type=float, metavar="FPS",
                      help="frames per simulated second of --record (default 15)")
     run.add_argument("--record-size", metavar="WxH",
@@ -311,9 +320,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fps = 15.0 if args.record_fps is None else args.record_fps
         observers.append(Recorder(args.record, fps, parse_size(args.record_size or "800x450"), duration_s=duration))
         check_new_file(args.record, args.force, "--record")
-    mcap = _mcap(args)
-    if mcap is not None:
-        observers.append(mcap)
+    channels = _foxglove_channels(args)
+    if channels is not None:
+        observers.append(channels)
     if args.show_trees:
         from hri.view.terminal_view import TreeView
 
@@ -337,21 +346,40 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mcap(args: argparse.Namespace):
-    """The MCAP writer of ``--mcap`` (None without it); its path checked before the run."""
-    if args.mcap is None:
+def _foxglove_channels(args: argparse.Namespace):
+    """The run's Foxglove channels (:class:`hri.view.mcap_file.ChannelPublisher`) into the file
+    of ``--mcap`` and the live server of ``--foxglove`` (None without either); the path and the
+    port checked before the run."""
+    if args.foxglove is None and args.foxglove_host is not None:
+        raise HriError("--foxglove-host: only with --foxglove")
+    if args.mcap is None and args.foxglove is None:
         if args.mcap_rate is not None:
-            raise HriError("--mcap-rate: only with --mcap")
+            raise HriError("--mcap-rate: only with --mcap or --foxglove")
         return None
-    from hri.run.out_folder import MCAP_NAME
-    from hri.view.mcap_file import DEFAULT_RATE_HZ, McapRecorder
+    from hri.view.mcap_file import DEFAULT_RATE_HZ, ChannelPublisher
 
-    rate = DEFAULT_RATE_HZ if args.mcap_rate is None else args.mcap_rate
+    sinks = [] if args.mcap is None else [_mcap_file(args)]
+    if args.foxglove is not None:
+        from hri.view.foxglove_live import LiveServer
+
+        if args.foxglove == 0:
+            raise HriError("--foxglove 0: not a port (1-65535)")
+        live = LiveServer(args.foxglove, args.foxglove_host)
+        sinks.append(live)
+        _say(f"Foxglove: connect to {live.url()} (Open connection, Foxglove WebSocket) while the run goes")
+    return ChannelPublisher(sinks, DEFAULT_RATE_HZ if args.mcap_rate is None else args.mcap_rate)
+
+
+def _mcap_file(args: argparse.Namespace):  # -> hri.view.mcap_file.McapFile
+    """The MCAP file of ``--mcap``."""
+    from hri.run.out_folder import MCAP_NAME
+    from hri.view.mcap_file import McapFile
+
     if args.mcap is True:  # a bare --mcap: made in the run's staging folder, put in place with the run
         if args.out is None:
             raise HriError("--mcap: name the file (--mcap PATH), or give --out DIR for DIR/run.mcap")
-        return McapRecorder(Path(MCAP_NAME), rate, in_out_folder=True)
-    return McapRecorder(args.mcap, rate, force=args.force)
+        return McapFile(Path(MCAP_NAME), in_out_folder=True)
+    return McapFile(args.mcap, force=args.force)
 
 
 def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, observers: list,
@@ -363,8 +391,9 @@ def _run_into(args: argparse.Namespace, scenario: Scenario, record: RunRecord, o
 
     out_dir = None if folder is None else folder.staging
     for observer in observers:  # --mcap without a path: run.mcap among the run's files
-        if getattr(observer, "in_out_folder", False):
-            observer.path = out_dir / observer.path.name
+        for sink in getattr(observer, "sinks", ()):
+            if getattr(sink, "in_out_folder", False):
+                sink.path = out_dir / sink.path.name
     try:
         if out_dir is not None:
             keep_inputs(out_dir, scenario, record)  # before the run: a failed run says what ran too

@@ -1,9 +1,12 @@
-"""An MCAP file of a run for Foxglove: ``hri run SCENARIO --mcap [PATH]``.
+"""The run's Foxglove channels, into an MCAP file (``hri run SCENARIO --mcap [PATH]``) and live
+(``--foxglove [PORT]``, :mod:`hri.view.foxglove_live`).
 
-:class:`McapRecorder` is an :class:`hri.run.sim.Observer` that reads the run's per-step state
-(:mod:`hri.run.state`) and writes it with Foxglove's own SDK (``foxglove-sdk``: its MCAP
-writer and its well-known schemas, so that Foxglove opens the file with no set-up). Every
-message's log time is the simulated time from the run's start (nanoseconds from 0):
+:class:`ChannelPublisher` is an :class:`hri.run.sim.Observer` that reads the run's per-step
+state (:mod:`hri.run.state`) and logs it with Foxglove's own SDK (``foxglove-sdk``: its
+well-known schemas, so that Foxglove shows it with no set-up) on channels of one context, whose
+sinks are the MCAP file (:class:`McapFile`) and the live server: one writer, the same messages
+in both. Every message's log time is the simulated time from the run's start (nanoseconds
+from 0):
 
 - ``/scene`` (SceneUpdate): the room and the furniture (in ``world``), the zones as
   translucent floor patches, the robot's links, the people's links as their collision shapes
@@ -17,7 +20,8 @@ message's log time is the simulated time from the run's start (nanoseconds from 
 
 The file is written to a hidden file beside the target and renamed into place in ``finish``
 (also after a failed or interrupted run); an existing file is replaced only with ``force``.
-Reading the state only, a run with ``--mcap`` has the same results as one without.
+Reading the state only, a run with ``--mcap`` or ``--foxglove`` has the same results as one
+without.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import foxglove
 from foxglove.channels import FrameTransformsChannel, JointStatesChannel, LogChannel, SceneUpdateChannel
@@ -36,7 +40,7 @@ from foxglove.messages import (Color, CubePrimitive, CylinderPrimitive, FrameTra
                                TriangleListPrimitive, Vector3)
 
 from hri.base.errors import HriError
-from hri.base.files import check_new_file, check_writable, hidden_file
+from hri.base.files import check_new_file, check_writable, close_into_place, hidden_file
 from hri.base.geometry import Pose
 from hri.bt.status import IDLE
 from hri.workcell.world import ZONE_COLORS, zone_triangles, zones_by_size
@@ -172,46 +176,105 @@ def event_log(event: Mapping[str, Any]) -> Log:
                message=json.dumps(event, sort_keys=False), name=str(event["event"]))
 
 
-class McapRecorder:
-    """Writes a run into an MCAP file as it goes (see the module docstring)."""
+class McapFile:
+    """A sink of the channels: the MCAP file at ``path``, written under a hidden name beside it
+    and moved into place when the run ends (removed again when the start fails)."""
 
-    def __init__(self, path: Path, rate_hz: float = DEFAULT_RATE_HZ, force: bool = False,
-                 in_out_folder: bool = False, option: str = "--mcap") -> None:
+    def __init__(self, path: Path, force: bool = False, in_out_folder: bool = False, option: str = "--mcap") -> None:
         # in_out_folder: the run's own run.mcap, whose folder (--out's staging) is set later;
         # option: the option that names the file, for the one line of a bad one
         self.in_out_folder = in_out_folder
         self.path = Path(path) if in_out_folder else check_path(Path(path), force, option)
-        self.rate_hz = check_rate(rate_hz)
-        self.samples = 0
         self._tmp: Path | None = None
         self._writer: Any = None
+
+    def open(self, context: foxglove.Context, scene_wanted: Callable[[], None]) -> None:
+        fd, tmp = hidden_file(self.path)
+        os.close(fd)
+        self._tmp = Path(tmp)
+        self._writer = foxglove.open_mcap(self._tmp, allow_overwrite=True, context=context)
+
+    def close(self) -> None:
+        """Close the file and move it into place (the hidden file removed if that fails)."""
+        writer, tmp = self._writer, self._tmp
+        self._writer = self._tmp = None
+        if writer is not None and tmp is not None:
+            close_into_place(writer.close, tmp, self.path)
+
+    def discard(self) -> None:
+        """The start failed: no half file is left."""
+        writer, tmp = self._writer, self._tmp
+        self._writer = self._tmp = None
+        try:
+            if writer is not None:
+                writer.close()
+        finally:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+
+
+class Sink(Protocol):
+    """Where the channels go (:class:`McapFile`, :class:`hri.view.foxglove_live.LiveServer`):
+    ``open`` adds the sink to the run's context before any message (``scene_wanted``: to call
+    when the scene should be sent again), ``close`` ends it with the run, however the run ends,
+    ``discard`` when the start failed."""
+
+    def open(self, context: foxglove.Context, scene_wanted: Callable[[], None]) -> None: ...
+
+    def close(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
+def _end_all(sinks: Sequence[Sink], discard: bool) -> None:
+    """End every sink: one that fails does not leave the others open (its error stands)."""
+    if not sinks:
+        return
+    try:
+        sinks[0].discard() if discard else sinks[0].close()
+    finally:
+        _end_all(sinks[1:], discard)
+
+
+class ChannelPublisher:
+    """The one writer of the run's channels (see the module docstring), to every sink of one
+    :class:`foxglove.Context`: an MCAP file, a live server, or both with the same messages.
+    A message that no sink takes (a live server that nobody is subscribed to) is not built."""
+
+    def __init__(self, sinks: Sequence[Sink], rate_hz: float = DEFAULT_RATE_HZ) -> None:
+        self.sinks = list(sinks)
+        self.rate_hz = check_rate(rate_hz)
+        self.samples = 0
+        self._opened: list[Sink] = []
         self._context: foxglove.Context | None = None
         self._trees: dict[str, foxglove.Channel] = {}
         self._nodes: dict[str, list[dict[str, Any]]] = {}  # each tree's nodes in pre-order, their statuses
         self._parts: set[int] = set()
         self._step = -1  # the step whose events were written, and how many of them
         self._written = 0
+        self._scene_wanted = False  # set from the live server's thread when a client subscribes to /scene
+
+    def scene_wanted(self) -> None:
+        """A client subscribed to /scene: send the scene again after the next step (a client
+        that connects during the run gets it too)."""
+        self._scene_wanted = True
 
     # --- the observer -------------------------------------------------------------------
     def start(self, run: RunView) -> None:
-        """Open the file under a hidden name (removed again if anything here fails), write the
-        scene and the first sample."""
-        fd, tmp = hidden_file(self.path)
-        os.close(fd)
-        self._tmp = Path(tmp)
+        """Open the sinks (all discarded again if anything here fails), write the scene and
+        the first sample."""
         try:
+            self._context = context = foxglove.Context()
+            for sink in self.sinks:
+                self._opened.append(sink)
+                sink.open(context, self.scene_wanted)
             self._open(run)
         except BaseException:
-            writer, self._writer = self._writer, None
-            if writer is not None:
-                writer.close()
-            self._tmp.unlink(missing_ok=True)
-            self._tmp = None
+            self._close_sinks(discard=True)
             raise
 
     def _open(self, run: RunView) -> None:
-        self._context = context = foxglove.Context()
-        self._writer = foxglove.open_mcap(self._tmp, allow_overwrite=True, context=context)
+        context = self._context
         self._scene = SceneUpdateChannel("/scene", context=context)
         self._tf = FrameTransformsChannel("/tf", context=context)
         self._joints = JointStatesChannel("/robot/joint_states", context=context)
@@ -229,26 +292,33 @@ class McapRecorder:
 
     def after_step(self, run: RunView) -> None:
         self._take_news(run)
+        if self._scene_wanted:
+            self._scene_wanted = False
+            self._parts = set()  # drawn again with the next sample
+            self._write_scene(run)
         if run.now() + 1e-9 >= self.samples / self.rate_hz:  # integer count: no drift
             self._sample(run)
 
     def finish(self, run: RunView) -> None:
-        """The events after the last step, then close the file and move it into place."""
-        writer, tmp = self._writer, self._tmp
-        self._writer = self._tmp = None
-        if writer is None or tmp is None:
+        """The events after the last step, then every sink closed (the file moved into place,
+        the server stopped), also when one of them fails."""
+        if not self._opened:
             return
         try:
             self._take_news(run)
-            writer.close()
-            os.replace(tmp, self.path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        finally:
+            self._close_sinks(discard=False)
+
+    def _close_sinks(self, discard: bool) -> None:
+        opened, self._opened = self._opened, []
+        self._context = None
+        _end_all(opened, discard)
 
     # --- what goes in -------------------------------------------------------------------
     def _write_scene(self, run: RunView) -> None:
         """The fixed bodies and the zones in the world frame, the moving ones in their own."""
+        if not self._scene.has_sinks():
+            return
         shapes, t = run.shapes(), run.now()
         entities = [_entity("fixed", WORLD, shapes.fixed, FIXED_COLOR, t)]
         for level, (name, area) in enumerate(zones_by_size(run.scenario.zones)):
@@ -265,7 +335,7 @@ class McapRecorder:
 
     def _update_parts(self, run: RunView, parts: set[int]) -> None:
         """A part that appeared gets its entity, one that went is deleted."""
-        if parts == self._parts:
+        if parts == self._parts or not self._scene.has_sinks():
             return
         t, shape = run.now(), run.shapes().part
         added = [_entity(f"part/{n}", f"part/{n}", shape, PART_COLOR, t) for n in sorted(parts - self._parts)]
@@ -275,21 +345,26 @@ class McapRecorder:
         self._scene.log(SceneUpdate(deletions=gone, entities=added), log_time=_ns(t))
 
     def _sample(self, run: RunView) -> None:
-        """The frames, the joints and the safety state now."""
+        """The frames, the joints and the safety state now (each only for a channel with a sink)."""
+        self.samples += 1
+        if not any(channel.has_sinks() for channel in (self._scene, self._tf, self._joints, self._safety)):
+            return  # a live server with nobody subscribed: nothing built
         state, bodies = run.state(), run.bodies()
         ns = _ns(state.t)
         self._update_parts(run, set(bodies.parts))
         stamp = _stamp(state.t)
-        self._tf.log(FrameTransforms(transforms=[
-            FrameTransform(timestamp=stamp, parent_frame_id=WORLD, child_frame_id=name,
-                           translation=Vector3(x=x, y=y, z=z), rotation=Quaternion(x=qx, y=qy, z=qz, w=qw))
-            for name, ((x, y, z), (qx, qy, qz, qw)) in frames(state, bodies).items()]), log_time=ns)
+        if self._tf.has_sinks():
+            self._tf.log(FrameTransforms(transforms=[
+                FrameTransform(timestamp=stamp, parent_frame_id=WORLD, child_frame_id=name,
+                               translation=Vector3(x=x, y=y, z=z), rotation=Quaternion(x=qx, y=qy, z=qz, w=qw))
+                for name, ((x, y, z), (qx, qy, qz, qw)) in frames(state, bodies).items()]), log_time=ns)
         robot = state.robot
-        self._joints.log(JointStates(timestamp=stamp, joints=[
-            JointState(name=name, position=q, velocity=v)
-            for name, q, v in zip(robot.joint_names, robot.positions, robot.velocities)]), log_time=ns)
-        self._safety.log(safety_message(state), log_time=ns)
-        self.samples += 1
+        if self._joints.has_sinks():
+            self._joints.log(JointStates(timestamp=stamp, joints=[
+                JointState(name=name, position=q, velocity=v)
+                for name, q, v in zip(robot.joint_names, robot.positions, robot.velocities)]), log_time=ns)
+        if self._safety.has_sinks():
+            self._safety.log(safety_message(state), log_time=ns)
 
     def _take_news(self, run: RunView) -> None:
         """The step's events not yet written; a tree's statuses after each tick that changed one."""
@@ -298,7 +373,8 @@ class McapRecorder:
             self._step, self._written = news.step, 0
         for event in news.events[self._written:]:
             t = float(event["t"])
-            self._events.log(event_log(event), log_time=_ns(t))
+            if self._events.has_sinks():
+                self._events.log(event_log(event), log_time=_ns(t))
             if event["event"] == "tree_status" and event["tree"] in self._trees:
                 self._log_tree(event["tree"], event["changes"], t)
         self._written = len(news.events)
@@ -309,4 +385,5 @@ class McapRecorder:
         nodes = self._nodes[name]
         for index, status in changes.items():
             nodes[int(index)]["status"] = status
-        self._trees[name].log({"t": t, "nodes": nodes}, log_time=_ns(t))
+        if self._trees[name].has_sinks():
+            self._trees[name].log({"t": t, "nodes": nodes}, log_time=_ns(t))

@@ -33,7 +33,7 @@ import pybullet as p
 from PIL import GifImagePlugin, Image, ImageDraw, ImageFont
 
 from hri.base.errors import HriError
-from hri.base.files import check_writable, hidden_file, plain_file_mode
+from hri.base.files import check_writable, close_into_place, hidden_file, plain_file_mode
 from hri.workcell.layout import Room
 from hri.workcell.world import WALL_THICKNESS
 
@@ -344,6 +344,12 @@ class _GifWriter:
             self._file.close()
 
 
+def _ready(path: Path) -> None:
+    """The video on disk with a plain file's mode (the encoder may have made the file anew)."""
+    _sync(path)
+    os.chmod(path, plain_file_mode())
+
+
 def _sync(path: Path) -> None:
     """Flush ``path`` to disk before it is renamed into place (as :func:`hri.base.files.write_atomic`)."""
     fd = os.open(path, os.O_RDONLY)
@@ -431,16 +437,5 @@ class Recorder:
             self._bar = None
         writer, tmp = self._writer, self._tmp
         self._writer = self._tmp = None
-        if writer is None or tmp is None:
-            return
-        try:
-            writer.close()
-            if self._broken:
-                tmp.unlink()
-                return
-            _sync(tmp)
-            os.chmod(tmp, plain_file_mode())  # the video encoder may have made the file anew
-            os.replace(tmp, self.path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        if writer is not None and tmp is not None:
+            close_into_place(writer.close, tmp, self.path, keep=not self._broken, prepare=_ready)
