@@ -57,6 +57,9 @@ def read_trajectory(path: Path) -> dict[str, np.ndarray]:
     missing = [key for key in TRAJECTORY_COLUMNS if key not in header]
     if missing:
         raise HriError(f"{path}: not a trajectory of hri: no column {missing[0]!r}")
+    for line, row in enumerate(rows, 2):  # every row has the header's columns, those not read too
+        if None in row or None in row.values():
+            raise HriError(f"{path}:{line}: not a row of numbers as hri writes it (cut short?)")
     out: dict[str, np.ndarray] = {"zone": np.array([r["zone"] for r in rows], str)}
     people = [key for key in header if PERSON_XY.fullmatch(key)]  # several people: each one's pelvis
     for key in [*(key for key in TRAJECTORY_COLUMNS if key != "zone"), *people]:
