@@ -220,6 +220,10 @@ class PlanningScene:
         reference = np.asarray(seeds[0], dtype=float)
         settings = IkSettings(position_tolerance=position_tolerance, orientation_tolerance=orientation_tolerance)
         found: list[np.ndarray] = []
+
+        def nearest_first() -> list[np.ndarray]:
+            return sorted(found, key=lambda c: float(np.sum(np.abs(c - reference))))
+
         for k, seed in enumerate(seeds):
             result = solve(self.chain, target, seed, settings, restarts=settings.restarts if k == 0 else 0)
             if not result.valid:
@@ -232,9 +236,9 @@ class PlanningScene:
                 continue
             found.append(q)
             if len(found) >= enough:
-                yield from sorted(found, key=lambda c: float(np.sum(np.abs(c - reference))))
+                yield from nearest_first()
         if len(found) < enough:
-            yield from sorted(found, key=lambda c: float(np.sum(np.abs(c - reference))))
+            yield from nearest_first()
 
     # -- collisions -------------------------------------------------------------------
 
