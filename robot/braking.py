@@ -301,6 +301,14 @@ class BrakingBound:
         the stop was taken at), with the tracking margins."""
         return self._margin(commanded.distance_m + self.lag_m(state) + moved_m, commanded.time_s)
 
+    def displacement_m(self, start: np.ndarray, end: np.ndarray) -> float:
+        """The farthest any point of the arm is from where it was, with the arm at joint
+        positions ``end`` against ``start``: the largest corner displacement of the links' boxes
+        between the two configurations (the forward kinematics of both)."""
+        world = self.chain.frames(np.stack([start, end]))[:, self.links] @ self._points_t
+        moved = world[1] - world[0]
+        return math.sqrt(float((moved * moved).sum(axis=1).max()))
+
     def moved_m(self, since: np.ndarray, state: JointState) -> float:
         """How far a point can have gone from where the commanded position ``since`` had it:
         ``sum_i joint_reach_i |q_i - since_i|``."""

@@ -154,3 +154,24 @@ def test_the_forward_kinematics_puts_the_points_where_pybullet_has_them(sim: Sim
     # the same sets of points (ours repeat a link's origin to pad): each within 1e-6 m of one
     gaps = np.linalg.norm(ours[:, None, :] - theirs[None, :, :], axis=2).min(axis=1)
     assert gaps.max() < 1e-6
+
+
+def test_the_displacement_between_two_configurations_is_the_farthest_point_s(sim: Sim) -> None:
+    """What SSM's controller subtracts from a sensor's report for the robot's travel since it was
+    measured: the farthest any point of the arm is from where it was, as PyBullet has the points
+    at both configurations, and within the joints' reach bound ``sum_i reach_i |dq_i|``."""
+    arm = sim.arm
+    arm.set_velocity_fraction(1.0)
+    arm.move_to_joints(HOME)
+    sim.run_while_moving()
+    tracker, bound = PointTracker(arm), BrakingBound.for_arm(arm, DT)
+    start, before = arm.joint_positions(), tracker.positions()
+    arm.move_to_joints(np.array(HOME) + np.array([0.9, -0.4, 0.5, 0.8, -0.6, 1.1]))
+    for _ in range(60):  # part of the way
+        sim.step()
+    end, after = arm.joint_positions(), tracker.positions()
+    measured = float(np.linalg.norm(after - before, axis=1).max())
+    assert measured > 0.1
+    assert bound.displacement_m(start, end) == pytest.approx(measured, abs=1e-6)
+    assert bound.displacement_m(start, end) <= float(np.dot(arm.scene.joint_reach, np.abs(end - start)))
+    assert bound.displacement_m(end, end) == 0.0

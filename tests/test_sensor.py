@@ -6,7 +6,7 @@ rest, and a lost update is a protective stop within one sensor period plus T_r."
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +16,7 @@ import pytest
 from hri.run.sensor import SafetySensor
 from hri.run.sensor_view import SensorView
 from hri.run.sim import Simulation
+from hri.run import ssm_control
 from hri.run.ssm_control import sensed_person_speed, ssm_settings, truth_settings
 from hri.scenario.load import load_scenario, sensor_presets
 from hri.scenario.model import SENSOR_NOISE_BOUND, SensorMount, SensorOptions, SsmOptions
@@ -87,6 +88,9 @@ def test_t_r_and_z_d_follow_from_the_sensor_and_the_scenario_overrides_them():
     assert settings.person_uncertainty_m == pytest.approx(0.06)
     truth = truth_settings(settings, DT, sensor)
     assert (truth.reaction_time_s, truth.person_uncertainty_m) == (pytest.approx(DT), 0.0)
+    # over the report's age the robot's travel is measured: S_r's v_r covers the one cycle ahead
+    assert (settings.robot_measured_s, settings.robot_reaction_s) == (pytest.approx(20 * DT), pytest.approx(DT))
+    assert truth.robot_measured_s == 0.0 and truth.robot_reaction_s == pytest.approx(DT)
     given = ssm_settings(SsmOptions(reaction_time_s=0.5, person_uncertainty_m=0.2), DT, sensor)
     assert (given.reaction_time_s, given.person_uncertainty_m) == (0.5, 0.2)
     assert ssm_settings(SsmOptions(), DT) == ssm_settings(SsmOptions(), DT, None)  # ideal: as before
@@ -148,6 +152,29 @@ def test_a_person_walking_at_the_working_robot_finds_it_at_rest(tree, seconds, p
     assert samples[rested].separation_m >= INTRUSION_M  # the separation when it came to rest: C at least
     assert min(s.separation_m for s in samples if s.speed_m_s >= rest) >= INTRUSION_M  # moving: never within C
     assert stats["safety_violations"] == 0
+    assert stats["ssm_margin_min_m"] >= -1e-4
+
+
+def _first_slowing(samples: list[Sample]) -> Sample:
+    """The first sample with the cap below 1 after the first at 1 (before the first report the
+    robot waits at cap 0)."""
+    running = next(k for k, s in enumerate(samples) if s.cap == 1.0)
+    return next(s for s in samples[running:] if s.cap < 1.0)
+
+
+def test_the_robot_s_travel_since_a_report_is_measured_so_it_slows_later_and_safely(monkeypatch):
+    """S_r over the report's age is the robot's measured travel since the report, not v_r times
+    it: the robot walked at keeps full speed until the person is half a metre nearer than with
+    v_r over the whole T_r, and is at rest in time all the same."""
+    walk = _walk_at_robot(WALK_16, "{preset: laser_scanner}")
+    samples, stats, _, _ = _run(walk, 4.0)
+    bound_settings = ssm_control.ssm_settings
+    monkeypatch.setattr(ssm_control, "ssm_settings",
+                        lambda *args: replace(bound_settings(*args), robot_measured_s=0.0))
+    monkeypatch.setattr(ssm_control.SsmController, "_since_report", lambda self, reported_m: reported_m)
+    bounded, bounded_stats, _, _ = _run(walk, 4.0)
+    assert _first_slowing(samples).separation_m < _first_slowing(bounded).separation_m - 0.3
+    assert stats["safety_violations"] == bounded_stats["safety_violations"] == 0
     assert stats["ssm_margin_min_m"] >= -1e-4
 
 

@@ -58,12 +58,15 @@ APPROACH_WINDOW_S = 0.3
 @dataclass(frozen=True)
 class Reading:
     """One update as the controller receives it: when it was measured, the smallest sensed
-    separation of any person it saw (m; infinite when it saw nobody) and each person's sensed
-    pelvis ``(x, y)``, None for a person it did not see."""
+    separation of any person it saw (m; infinite when it saw nobody), each person's sensed
+    pelvis ``(x, y)``, None for a person it did not see, and the robot's measured joint
+    positions then (what the separation was measured to; the robot's controller knows its own
+    joints at any time, so it knows how far the robot has moved since)."""
 
     t: float
     separation_m: float
     places: tuple[tuple[float, float] | None, ...]
+    robot_joints: np.ndarray | None = None
 
 
 class ApproachFilter:
@@ -133,9 +136,9 @@ class SafetySensor:
         return (step - 1) % self.period_steps == 0  # the first after the first step
 
     def measure(self, step: int, separations: list[float], places: list[tuple[float, float]],
-                seen: list[bool] | None = None) -> bool:
-        """One update from the truth after step ``step`` of the people ``seen`` (None: all);
-        whether it was lost."""
+                seen: list[bool] | None = None, robot_joints: np.ndarray | None = None) -> bool:
+        """One update from the truth after step ``step`` of the people ``seen`` (None: all),
+        the robot at ``robot_joints``; whether it was lost."""
         self.updates += 1
         lost, *errors = self.rng.random(), *self.rng.standard_normal(3)
         bound = SENSOR_NOISE_BOUND
@@ -147,7 +150,8 @@ class SafetySensor:
         seen = seen if seen is not None else [True] * len(places)
         sensed = [separation for separation, visible in zip(separations, seen) if visible]
         reading = Reading(step * self.dt, min(sensed) + e[0] if sensed else math.inf,
-                          tuple((x + e[1], y + e[2]) if visible else None for (x, y), visible in zip(places, seen)))
+                          tuple((x + e[1], y + e[2]) if visible else None for (x, y), visible in zip(places, seen)),
+                          robot_joints)
         self._pending.append((step + self.latency_steps, step * self.dt, reading))
         return False
 

@@ -559,7 +559,7 @@ class Simulation:
             places.append(self._xy_of(person, monitor.posed))
         seen = None if self.sensor_view is None else [self.sensor_view.sees(person.plugin.body_id)
                                                       for person in self.people]
-        self.sensor.measure(self.step_count, separations, places, seen)
+        self.sensor.measure(self.step_count, separations, places, seen, self.robot.joint_positions())
 
     def _world_events(self, event: str, **fields: Any) -> None:
         self.events.emit(self.now(), event, **fields)

@@ -9,7 +9,8 @@ Manufacturing 44 (2017) 144-155 (NIST); ISO 13855:2010 for the person's speed.
     S_p = S_h + S_r + S_s + C + Z_d + Z_r
 
     S_h = v_h (T_r + T_s)   the person's travel during the robot's reaction and stopping time
-    S_r = v_r T_r           the robot's travel during its reaction time
+    S_r = v_r T_r           the robot's travel during its reaction time (where the controller
+                            knows where the robot was, its measured travel instead)
     S_s                     the robot's stopping distance from its speed v_r
     C                       the intrusion distance (ISO 13855: how far a body part reaches
                             past the point where it is detected)
@@ -57,7 +58,13 @@ class SsmSettings:
       hands included: a detection capability that sees every body part, for which ISO 13855's
       C = 8 (d - 14 mm) is 0 (see :func:`iso13855_intrusion_distance` for a real sensor);
     - ``person_uncertainty_m`` Z_d and ``robot_uncertainty_m`` Z_r: 0 m, the simulation
-      measures both positions exactly (a sensor's tolerance goes here).
+      measures both positions exactly (a sensor's tolerance goes here);
+    - ``robot_measured_s``: 0 s, the part of T_r over which the controller measures the robot's
+      travel instead of bounding it by v_r: a safety sensor's report is that old at most, and
+      the controller knows where the robot was when it was measured (it subtracts how far the
+      robot's points have moved since from the reported separation, ISO/TS 15066 5.5.4.2.3's
+      S_r as the integral of the robot's speed), so S_r is v_r over the rest of T_r only
+      (:attr:`robot_reaction_s`).
     """
 
     person_speed_m_s: float = PERSON_SPEED_M_S
@@ -66,6 +73,12 @@ class SsmSettings:
     person_uncertainty_m: float = 0.0
     robot_uncertainty_m: float = 0.0
     person_speed_near_m_s: float = PERSON_SPEED_NEAR_M_S
+    robot_measured_s: float = 0.0
+
+    @property
+    def robot_reaction_s(self) -> float:
+        """The part of T_r over which S_r bounds the robot's travel by v_r (the rest is measured)."""
+        return max(0.0, self.reaction_time_s - self.robot_measured_s)
 
     def person_speed_at(self, separation_m: float) -> float:
         """v_h (m/s) at ``separation_m``: ISO 13855's speed close in below ``NEAR_SEPARATION_M``."""
@@ -126,7 +139,7 @@ def protective_separation(settings: SsmSettings, robot_speed_m_s: float,
     ``person_speed_m_s`` (v_h) replaces the settings' when given (a measured speed)."""
     v_h = settings.person_speed_m_s if person_speed_m_s is None else person_speed_m_s
     t_r = settings.reaction_time_s
-    return Separation(v_h * (t_r + stopping_time_s), robot_speed_m_s * t_r,
+    return Separation(v_h * (t_r + stopping_time_s), robot_speed_m_s * settings.robot_reaction_s,
                       stopping_distance_m, settings.constant_m)
 
 
@@ -191,7 +204,7 @@ class SeparationTable:
         self.times_s = list(stopping.times_s)
         self._reaction_s = settings.reaction_time_s
         self._constant_m = settings.constant_m
-        self._slope = stopping.speed_per_fraction_m_s * settings.reaction_time_s  # dS_r / df
+        self._slope = stopping.speed_per_fraction_m_s * settings.robot_reaction_s  # dS_r / df
         self._person_m_s = math.nan
         self._points: list[float] = []
 

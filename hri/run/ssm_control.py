@@ -23,7 +23,11 @@ fits the bound at the step's end less what the gap can close in one more step, (
 rounded down to ``CAP_STEP``. When S_p at the robot's present speed does not fit (or rest does
 not) it makes a protective stop: cap 0, which brakes as ``halt()`` does but keeps the motion,
 which goes on when the cap rises again. ``ssm_stop`` and ``ssm_resume`` events mark them.
-Acting every step makes T_r one physics step (the settings' default).
+Acting every step makes T_r one physics step (the settings' default). With a safety sensor,
+T_r is the report's age plus that step; over the age the controller knows where the robot was
+(the report carries its joints) and takes the report less how far the robot's points have moved
+since (ISO/TS 15066's S_r as the integral of the robot's speed, measured), so S_r bounds the
+robot's travel by v_r over the one step ahead only (``SsmSettings.robot_measured_s``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hri.robot.arm import RobotArm
-from hri.robot.braking import StateStops, Stop
+from hri.robot.braking import BrakingBound, StateStops, Stop
 from hri.robot.stop_table import StopTable, TableStopping
 from hri.robot.stopping import StoppingModel
 from hri.run.sensor import SafetySensor
@@ -50,10 +54,13 @@ def ssm_settings(options: SsmOptions, dt: float, sensor: SafetySensor | None = N
     step of ``dt`` seconds, the period at which :class:`SsmController` acts. With a safety
     sensor, T_r is by default the oldest its report can be (:attr:`SafetySensor.age_s`: the
     latency and one period, each rounded up to physics steps) plus the controller's cycle, and
-    Z_d its noise bound (the tolerance); the scenario's own keys override both."""
+    Z_d its noise bound (the tolerance); the scenario's own keys override both. Over a report's
+    age the controller measures the robot's travel (:class:`SsmController`), so S_r bounds it by
+    v_r over the rest of T_r only."""
     given = {"reaction_time_s": dt}
     if sensor is not None:
-        given.update(reaction_time_s=sensor.age_s + dt, person_uncertainty_m=sensor.tolerance_m)
+        given.update(reaction_time_s=sensor.age_s + dt, person_uncertainty_m=sensor.tolerance_m,
+                     robot_measured_s=sensor.age_s)
     given.update((name, value) for name, value in vars(options).items() if value is not None and value != MEASURED)
     if isinstance(options.person_speed_m_s, float):  # the scenario's speed, close in too
         given["person_speed_near_m_s"] = options.person_speed_m_s
@@ -68,7 +75,8 @@ def truth_settings(settings: SsmSettings, dt: float, sensor: SafetySensor | None
     if sensor is None:
         return settings
     return replace(settings, reaction_time_s=max(dt, settings.reaction_time_s - sensor.age_s),
-                   person_uncertainty_m=max(0.0, settings.person_uncertainty_m - sensor.tolerance_m))
+                   person_uncertainty_m=max(0.0, settings.person_uncertainty_m - sensor.tolerance_m),
+                   robot_measured_s=0.0)
 
 
 def stopping_model(robot: RobotArm, dt: float) -> StoppingModel:
@@ -205,6 +213,12 @@ class SsmController:
         # fits one report is not stopped by the next (the stop itself looks at the report only)
         self._lookahead_s = 0.0 if sensor is None else sensor.period_steps * dt
         self._lookahead_m = 0.0 if sensor is None else 2.0 * sensor.tolerance_m
+        self.sensor = sensor
+        # with a sensor, how far the robot has moved since a report was measured (S_r's measured
+        # part, SsmSettings.robot_measured_s): the arm's forward kinematics, once the joints'
+        # reach bound of it leaves S_p at full speed in doubt
+        self._travel = None if sensor is None else terms.state.bound if terms.state else BrakingBound.for_arm(robot, dt)
+        self._reach = robot.scene.joint_reach.tolist()
         self.terms = terms
         self.dt = dt
         self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
@@ -223,12 +237,10 @@ class SsmController:
             self._follow(t, True, lost=True)
             self.robot.set_safety_cap(0.0)
             return
-        v_h = self.terms.person_m_s(separation_m)
-        closing = (v_h + self._robot_top_m_s) * self.dt
+        if self._travel is not None and math.isfinite(separation_m):
+            separation_m = self._since_report(separation_m)
+        v_h, room = self._room(separation_m)
         self.separation_m = separation_m
-        room = separation_m - closing  # what S_p of the cap may take
-        if self._lookahead_s:
-            room -= v_h * self._lookahead_s + self._lookahead_m
         if room >= self.terms.full_m():  # S_p at any speed fits (most steps)
             self._follow(t, False)
             if self.terms.state is not None:
@@ -242,6 +254,28 @@ class SsmController:
         stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
+
+    def _room(self, separation_m: float) -> tuple[float, float]:
+        """v_h at ``separation_m`` and what S_p of the cap may take of it: less what the gap can
+        close in one more step and, with a sensor, the lookahead to its next report."""
+        v_h = self.terms.person_m_s(separation_m)
+        room = separation_m - (v_h + self._robot_top_m_s) * self.dt
+        if self._lookahead_s:
+            room -= v_h * self._lookahead_s + self._lookahead_m
+        return v_h, room
+
+    def _since_report(self, reported_m: float) -> float:
+        """The sensor's report less how far the robot's points have moved since it was
+        measured: ``sum_i joint_reach_i |dq_i|`` while that leaves S_p at full speed, else the
+        farthest any point is from where it was (:meth:`BrakingBound.displacement_m`)."""
+        then = self.sensor.current.robot_joints
+        if then is None:  # a report with no joints (made outside a run): v_r over its age
+            return reported_m - self._robot_top_m_s * self.sensor.age_s
+        now = self.robot.joint_positions()
+        bound = reported_m - sum(r * abs(a - b) for r, a, b in zip(self._reach, now.tolist(), then.tolist()))
+        if self._room(bound)[1] >= self.terms.full_m():
+            return bound
+        return reported_m - self._travel.displacement_m(then, now)
 
     def _follow(self, t: float, stop: bool, lost: bool = False) -> None:
         """The ``ssm_stop`` and ``ssm_resume`` events (a stop for a lost sensor update says so:
