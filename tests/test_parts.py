@@ -236,8 +236,10 @@ def test_a_feeder_puts_its_next_part_clear_of_the_part_just_gripped(scene):
 
 
 class RiderWatch:
-    """An observer that reads every riding part's pose from PyBullet after each step (the
-    simulation's part manager, given to it by the test, says where they should be)."""
+    """An observer that draws PyBullet's world after each step, as a window or a video does:
+    it asks for the riding parts to be placed (``RunView.place_riders``), then reads every
+    riding part's pose from PyBullet (the simulation's part manager, given to it by the test,
+    says where they should be)."""
 
     def __init__(self):
         self.seen = 0
@@ -247,6 +249,7 @@ class RiderWatch:
         pass
 
     def after_step(self, run) -> None:
+        run.place_riders()
         for part in self.sim.parts.parts:
             if part.riding is not None:
                 position = p.getBasePositionAndOrientation(part.body_id, physicsClientId=run.client)[0]
@@ -259,8 +262,8 @@ class RiderWatch:
 
 def test_a_view_sees_the_riding_parts_where_they_are_and_does_not_change_the_run():
     """Parts on a belt are put into PyBullet only before something looks at them: a view (a
-    window, a video) finds them where they are on every step, and with or without a view the
-    run is the same (they push nothing, so when they are put there cannot matter)."""
+    window, a video) that asks finds them where they are on every step, and with or without a
+    view the run is the same (they push nothing, so when they are put there cannot matter)."""
     from hri.run.sim import Simulation
     from hri.run.stats import WALL_CLOCK_KEYS
 

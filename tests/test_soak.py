@@ -1,11 +1,11 @@
-"""The soak: 120 short seeded runs of each scenario, each with a fault injected at a time drawn
+"""The soak: short seeded runs of each scenario, each with a fault injected at a time drawn
 from its seed (``hri.scenario.faults.random_fault``). None may end with a traceback, leave a message
 queue behind, or end without its statistics file.
 
-Marked ``soak`` (``pytest -m soak`` runs it alone, ``-m "not soak"`` leaves it out); part of
-the default run, bounded: about a minute and a half on two cores (120 seeds hold every
-fault kind, ``tree_killed`` once). Every twentieth run has its trees in
-processes of their own (``--split``), so tree processes get killed and hung too.
+Marked ``soak`` (``pytest -m "soak and not slow"`` runs it alone, ``-m "not soak"`` leaves it out): 40 runs
+per scenario in the default run, about half a minute on two cores (40 seeds hold every fault
+kind, ``tree_killed`` once); 120 per scenario with ``-m slow``. Every twentieth run has its
+trees in processes of their own (``--split``), so tree processes get killed and hung too.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from hri.base.mqueue import RunQueues, _process_alive, queue_exists
 from hri.scenario.load import load_scenario
 from hri.run.sim import run_scenario
 
-RUNS = 120
+RUNS = 40
+SLOW_RUNS = 120
 DURATION_S = 4.0
 SPLIT_EVERY = 20
 
@@ -64,11 +65,23 @@ def created_queues(monkeypatch):
 @pytest.mark.soak
 @pytest.mark.parametrize("name", ["coexistence", "cooperation", "collaboration"])
 def test_faulty_runs_end_cleanly(name, tmp_path, created_queues, monkeypatch):
+    _soak(name, RUNS, tmp_path, created_queues, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.soak
+@pytest.mark.parametrize("name", ["coexistence", "cooperation", "collaboration"])
+def test_many_faulty_runs_end_cleanly(name, tmp_path, created_queues, monkeypatch):
+    _soak(name, SLOW_RUNS, tmp_path, created_queues, monkeypatch)
+
+
+def _soak(name: str, runs: int, tmp_path: Path, created_queues: list[str], monkeypatch) -> None:
+    """``runs`` seeded runs of ``name`` with a fault each (the module doc)."""
     import hri.run.tree_process
     monkeypatch.setattr(hri.run.tree_process, "TREE_TIMEOUT_S", 1.0)  # a hung tree process: given up after 1 s
     before = _mqueue_listing()
     endings: Counter[str] = Counter()
-    for seed in range(RUNS):
+    for seed in range(runs):
         split = seed % SPLIT_EVERY == SPLIT_EVERY - 1
         fault = random_fault(seed, DURATION_S, split=split)
         scenario = load_scenario(name).with_faults([{"kind": fault.kind, "at_s": fault.at_s, "tree": fault.tree}])

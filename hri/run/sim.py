@@ -120,6 +120,12 @@ class RunView:
             self._names = BodyNames(self._sim)
         return self._names
 
+    def place_riders(self) -> None:
+        """Put the parts riding a belt where they are now into PyBullet, for an observer that
+        draws PyBullet's world (:meth:`bodies` does it itself); a step moves them only in the
+        parts' own state."""
+        self._sim.parts.place_riders()
+
     def bodies(self) -> BodyPoses:
         """Every robot link's, person link's and part's world pose after the current step."""
         sim = self._sim
@@ -663,7 +669,6 @@ class Simulation:
             self._record_trajectory()
         self._sense_after_step()
         if self.observers:
-            self.parts.place_riders()  # a view shows the parts on a belt where they are
             for observer in self.observers:
                 observer.after_step(self.view)
 

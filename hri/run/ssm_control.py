@@ -162,6 +162,16 @@ class SsmTerms:
 
     def full_m(self) -> float:
         """S_p (m) at full speed with the person's speed now (close in, if S_p is that short)."""
+        if self.person_speed is None:  # the settings' speeds: the same on every step
+            return self._settings_full_m
+        return self._full_m()
+
+    @functools.cached_property
+    def _settings_full_m(self) -> float:
+        return self._full_m()
+
+    def _full_m(self) -> float:
+        """:meth:`full_m`, computed."""
         v_h = self.person_m_s()
         full = self._table(v_h).full(v_h)
         if full < NEAR_SEPARATION_M:

@@ -118,6 +118,7 @@ class LiveView:
         self._update(run)
 
     def after_step(self, run: RunView) -> None:
+        run.place_riders()  # the window draws PyBullet's world as it goes
         if run.step_count % self._every == 0 and not window_lost():
             self._update(run)
 

@@ -416,6 +416,7 @@ class Recorder:
 
     def _record(self, run: RunView, copies: int) -> None:
         width, height = self.size
+        run.place_riders()
         rgb = draw_axes(render_frame(run.client, *self._camera, width, height), *self._camera, self._font)
         if self._overlay_width is not None:
             rgb = draw_overlay(rgb, run.status_lines(), self._font, self._overlay_width)
