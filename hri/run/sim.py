@@ -101,6 +101,10 @@ class RunView:
             self._state_key = key
         return self._state
 
+    def has_news(self) -> bool:
+        """Whether the current step has events (most have none): :meth:`news` is worth asking."""
+        return bool(self._sim.events.recent)
+
     def news(self) -> StepNews:
         """The current step's events and tree changes alone (costs nothing: every step)."""
         sim = self._sim
