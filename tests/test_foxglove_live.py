@@ -4,7 +4,8 @@ A WebSocket client (the ``websockets`` package, speaking the protocol as Foxglov
 subprotocol ``foxglove.sdk.v1``, JSON ``advertise`` and ``subscribe``, binary message
 data) subscribes to /safety and /tf during a seeded run and receives messages whose simulated
 times advance; the run's statistics equal those of the same seed without a server, also when a
-client sends garbage and drops the connection; a port in use is refused with one line.
+client sends garbage and drops the connection (and the events and the trajectory, with nobody
+connected too); a port in use is refused with one line.
 """
 
 from __future__ import annotations
@@ -58,18 +59,22 @@ class Gate:
     def finish(self, run) -> None: ...
 
 
-def _stats(stats: dict) -> dict:
-    return {k: v for k, v in stats.items() if k not in CLOCK}
+def _results(stats: dict, out: Path) -> tuple[dict, bytes, bytes]:
+    """What must not change: the statistics but the wall clock, the events and the trajectory."""
+    return ({k: v for k, v in stats.items() if k not in CLOCK}, (out / "events.jsonl").read_bytes(),
+            (out / "trajectory.csv").read_bytes())
 
 
 @pytest.fixture(scope="module")
-def without():
-    return _stats(run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED))
+def without(tmp_path_factory):
+    out = tmp_path_factory.mktemp("without")
+    return _results(run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED, out_dir=out), out)
 
 
-def _serve(client, mcap: Path | None = None, topics: tuple[str, ...] = ("/safety", "/tf")) -> tuple[dict, list]:
+def _serve(client, out: Path, mcap: Path | None = None,
+           topics: tuple[str, ...] = ("/safety", "/tf")) -> tuple[tuple[dict, bytes, bytes], list]:
     """A seeded run served on a free port (and written into ``mcap``) while ``client(port,
-    received)`` runs in a thread; after it, the server's port is closed."""
+    received)`` runs in a thread, its files into ``out``; after it, the server's port is closed."""
     live = LiveServer(0)
     publisher = ChannelPublisher([live] if mcap is None else [McapFile(mcap), live])
     received: list = []
@@ -84,11 +89,12 @@ def _serve(client, mcap: Path | None = None, topics: tuple[str, ...] = ("/safety
     gate = Gate(publisher, topics)
     thread = threading.Thread(target=run_client, daemon=True)
     thread.start()
-    stats = run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED, observers=[publisher, gate])
+    stats = run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED, observers=[publisher, gate],
+                         out_dir=out)
     thread.join(30)
     assert not errors and not thread.is_alive()
     _assert_closed(live.port)
-    return _stats(stats), received
+    return _results(stats, out), received
 
 
 def _assert_closed(port: int) -> None:
@@ -129,9 +135,9 @@ def _listen(port: int, received: list) -> None:
             return
 
 
-def test_a_client_receives_safety_and_tf_whose_times_advance_and_the_run_is_unchanged(without) -> None:
-    stats, received = _serve(_listen)
-    assert stats == without
+def test_a_client_receives_safety_and_tf_whose_times_advance_and_the_run_is_unchanged(without, tmp_path) -> None:
+    results, received = _serve(_listen, tmp_path / "out")
+    assert results == without
     for topic in ("/safety", "/tf"):
         times = [t for name, t, _ in received if name == topic]
         assert len(times) > 10, topic
@@ -142,8 +148,8 @@ def test_a_client_receives_safety_and_tf_whose_times_advance_and_the_run_is_unch
 
 
 def test_mcap_and_foxglove_together_write_and_serve_the_same_messages(without, tmp_path) -> None:
-    stats, received = _serve(_listen, tmp_path / "run.mcap")
-    assert stats == without
+    results, received = _serve(_listen, tmp_path / "out", tmp_path / "run.mcap")
+    assert results == without
     with open(tmp_path / "run.mcap", "rb") as stream:
         written = {(channel.topic, message.log_time, message.data)
                    for _schema, channel, message in make_reader(stream).iter_messages()
@@ -166,10 +172,10 @@ def _garbage(port: int, received: list) -> None:
             received.append(ws.recv(timeout=10))
 
 
-def test_a_client_sending_garbage_and_going_does_not_change_the_run(without) -> None:
-    stats, received = _serve(_garbage)
+def test_a_client_sending_garbage_and_going_does_not_change_the_run(without, tmp_path) -> None:
+    results, received = _serve(_garbage, tmp_path / "out")
     assert len(received) == 5
-    assert stats == without
+    assert results == without
 
 
 def test_a_port_in_use_is_refused_with_one_line_before_the_run(tmp_path) -> None:
@@ -205,6 +211,14 @@ def test_a_run_that_fails_stops_the_server() -> None:
     _assert_closed(live.port)
 
 
+def test_with_nobody_connected_the_run_writes_the_same_files(without, tmp_path) -> None:
+    """Same bits: a server that nobody connects to changes neither the statistics (but the wall
+    clock) nor the events nor the trajectory."""
+    stats = run_scenario(load_scenario("coexistence"), DURATION_S, seed=SEED, out_dir=tmp_path,
+                         observers=[ChannelPublisher([LiveServer(0)])])
+    assert _results(stats, tmp_path) == without
+
+
 def test_with_nobody_connected_no_message_is_built(monkeypatch) -> None:
     """The cost of a server nobody is connected to: the samples read no state and no poses."""
     from hri.run.sim import RunView
@@ -234,8 +248,8 @@ def _scene(port: int, received: list) -> None:
             return
 
 
-def test_a_client_that_subscribes_during_the_run_gets_the_scene(without) -> None:
-    stats, received = _serve(_scene, topics=("/scene",))
-    assert stats == without
+def test_a_client_that_subscribes_during_the_run_gets_the_scene(without, tmp_path) -> None:
+    results, received = _serve(_scene, tmp_path / "out", topics=("/scene",))
+    assert results == without
     scene = b"".join(received)  # protobuf SceneUpdates: the entities' ids are in them as they are
     assert all(entity in scene for entity in (b"fixed", b"zone/stop", b"robot/", b"person/"))
