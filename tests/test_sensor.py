@@ -101,6 +101,16 @@ def test_every_preset_names_its_source_and_loads():
         assert preset["source"] and preset["device"]
         options = load_scenario("coexistence", [f"safety.sensor={{preset: {name}}}"]).safety.sensor
         assert options.preset == name and options.rate_hz == preset["rate_hz"]
+        assert options.mount is None  # a preset's field is about nothing until a scenario mounts it
+
+
+@pytest.mark.parametrize("preset, field, reach", [("laser_scanner", 270.0, math.inf), ("safety_camera", 68.0, 4.0)])
+def test_a_mounted_preset_takes_its_devices_field_of_view_and_range(preset, field, reach):
+    mount = "{position: [1.3, 1.25, 0.3], yaw_deg: 90}"
+    options = load_scenario("coexistence", [f"safety.sensor={{preset: {preset}, mount: {mount}}}"]).safety.sensor
+    assert (options.mount.field_of_view_deg, options.mount.range_m) == (field, reach)
+    given = load_scenario("coexistence", [f"safety.sensor={{preset: {preset}, mount: {mount}, range_m: 9.0}}"])
+    assert given.safety.sensor.mount.range_m == 9.0  # the scenario's figure over the preset's
 
 
 # --- in a run ------------------------------------------------------------------------------
