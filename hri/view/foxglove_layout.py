@@ -27,7 +27,10 @@ from foxglove.layouts import (Layout, LogConfig, LogPanel, PlotConfig, PlotPanel
                               SplitItem, StateTransitionsConfig, StateTransitionsPanel, StateTransitionsSeries,
                               ThreeDeeConfig, ThreeDeePanel)
 
-from hri.view.mcap_file import WORLD
+from hri.base.quiet import import_pybullet_quietly
+
+import_pybullet_quietly()  # before hri.view.mcap_file imports it (the zones' shapes): no build-time banner
+from hri.view.mcap_file import WORLD  # noqa: E402
 
 #: the trees of the one-person presets, whose layout is shipped
 PRESET_TREES = ("person", "robot")
