@@ -300,3 +300,25 @@ def test_ssm_acts_on_the_people_a_mounted_sensor_sees_and_the_monitor_on_the_tru
     at_rest = all(s.speed_m_s < rest for s in samples[arrived:])
     assert at_rest == seen
     assert (stats["ssm_margin_min_m"] >= -1e-4) == seen
+
+
+def test_of_several_people_the_robot_s_tree_is_told_of_the_nearest_the_sensor_reports(monkeypatch):
+    """With a safety sensor, of the people in the strictest zone the robot's tree is told of the
+    one whose reported pelvis is nearest the robot's base: not of the one whose true separation
+    is smallest, which the sensor does not report."""
+    from hri.base.geometry import Pose
+
+    scenario = load_scenario("two_workers", ["safety.sensor={preset: laser_scanner}"])
+    base = scenario.robot.base
+    with Simulation(scenario, seed=1) as sim:
+        sim.run(1.0)
+        near, far = sim.people
+        # the sensor puts `near` 1.5 m from the base and `far` 2.5 m, both in the warning zone...
+        reported = {0: Pose(base.x + 1.5, base.y, 0.0), 1: Pose(base.x + 2.5, base.y, 0.0)}
+        monkeypatch.setattr(sim, "_published", lambda index, pose: (reported[index], "warning"))
+        # ... while the truth has `far` nearer the robot (an arm stretched out, say)
+        near.monitor.last_separation, far.monitor.last_separation = 1.2, 0.4
+        told = []
+        monkeypatch.setattr(sim.services, "publish", lambda pose, zone, cap, name=None: told.append(name))
+        sim._tick_trees()
+        assert told == [near.name]

@@ -503,6 +503,15 @@ class Simulation:
         """The person's zone as the monitor has it, or (before the first step) at ``pose``."""
         return person.monitor.zone or zone_of(self.scenario.zones, pose.x, pose.y)
 
+    def _nearness(self, index: int, published: Pose) -> float:
+        """How near person ``index`` is, as the robot's tree may know it: the newest separation,
+        or with a safety sensor the distance of the pelvis it reports (``published``) from the
+        robot's base (the sensor gives no one's separation but the smallest)."""
+        if self.sensor is None:
+            return self.people[index].monitor.last_separation
+        base = self.scenario.robot.base
+        return math.hypot(published.x - base.x, published.y - base.y)
+
     def _published(self, index: int, pose: Pose) -> tuple[Pose, str]:
         """Person ``index``'s pose and zone as the robot's tree is told them: the truth, as the
         monitor has it, or with a safety sensor the pelvis where the newest report puts it (the
@@ -610,10 +619,9 @@ class Simulation:
         if not self.several:
             person, zone = self._published(0, self.plugin.pose_at(now))
             self.services.publish(person, zone, cap)
-        else:  # the person in the strictest zone, of them the nearest (by the newest separation)
+        else:  # the person in the strictest zone, of them the nearest
             poses, zones = zip(*(self._published(i, person.plugin.pose_at(now)) for i, person in enumerate(self.people)))
-            chosen = min(range(len(self.people)),
-                         key=lambda i: (-ZONE_ORDER.index(zones[i]), self.people[i].monitor.last_separation))
+            chosen = min(range(len(self.people)), key=lambda i: (-ZONE_ORDER.index(zones[i]), self._nearness(i, poses[i])))
             self.services.publish(poses[chosen], zones[chosen], cap, self.people[chosen].name)
         self.network.advance(now)
         for role, host in self.trees.items():
