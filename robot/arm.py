@@ -204,6 +204,7 @@ class RobotArm:
                           for _ in range(config.ik_restarts)]
         self._speed_capability = self.scene.speed_capability()
         self._joint_reach = self.scene.joint_reach.tolist()
+        self.tool_reach_m = 0.0  # how far a point of the tool or a carried part can be from the tool frame (add_tool)
         self.tool_body: int | None = None  # the tool's body for the safety functions (add_tool)
         self.tool_mass_kg = 0.0
         self._status = MotionStatus.IDLE
@@ -423,6 +424,13 @@ class RobotArm:
                                physicsClientId=self.client)
         return state[4], state[5]
 
+    @property
+    def joint_reach(self) -> np.ndarray:
+        """Per joint, how far from its axis a point it moves can be, the tool's and a carried
+        part's points included (:meth:`add_tool`): a change of dq_i rad moves no robot point
+        farther than ``joint_reach[i] * |dq_i|``."""
+        return np.array(self._joint_reach)
+
     def speed_capability(self) -> float:
         """An upper bound (m/s) of any robot point's speed at full joint speed."""
         return self._speed_capability
@@ -440,6 +448,7 @@ class RobotArm:
             self.tool_body = add_tool_body(self.client, shape)
             self.tool_mass_kg = shape.mass_kg
             beyond_m = max(beyond_m, math.hypot(shape.length_m, shape.radius_m))
+        self.tool_reach_m = beyond_m
         self._joint_reach = (self.scene.joint_reach + beyond_m).tolist()
         self._speed_capability = self.scene.speed_capability() + beyond_m * float(np.sum(self.model.max_velocity))
 

@@ -10,7 +10,10 @@ forward kinematics of the URDF chain. The points are each link's box (PyBullet's
 link's shapes, taken in the link's own frame, its frame origin included): the displacement of
 a point of a rigid link is affine in the point, so its length is largest at a corner of any box
 around the link's shapes; no point of the arm (tool and hand shapes included) moves farther
-from where it was than the largest corner displacement. S_s is the largest displacement of any
+from where it was than the largest corner displacement. A tool of its own body and a part the
+robot carries (:meth:`~hri.robot.arm.RobotArm.add_tool`) lie within
+:attr:`~hri.robot.arm.RobotArm.tool_reach_m` of the tool frame: a cube of that half-size around
+the tool frame's origin, moving with the tool link, holds them, and its corners count too. S_s is the largest displacement of any
 corner from its measured position before the braking, over the braking; T_s the braking's
 duration.
 
@@ -191,6 +194,9 @@ class BrakingBound:
         for link, corners in found.items():
             frame, offset = rigid[names[link]]
             points.setdefault(frame, []).append(corners @ offset[:3, :3].T + offset[:3, 3])
+        if arm.tool_reach_m > 0.0:  # the tool and a carried part: a cube around the tool frame holds them
+            frame, offset = rigid[names[arm.model.tool_link]]
+            points.setdefault(frame, []).append(offset[:3, 3] + arm.tool_reach_m * (2.0 * _CORNERS - 1.0))
         # the chain's base in the world: a chain link's PyBullet frame over its chain frame
         link = min(found)
         state = p.getLinkState(arm.body_id, link, computeForwardKinematics=1, physicsClientId=arm.client)
@@ -200,7 +206,7 @@ class BrakingBound:
         frame, offset = rigid[names[link]]
         at = batched.frames(arm.joint_positions()[None, :])[0, frame] @ offset
         batched.base = world @ np.linalg.inv(at)
-        return cls(batched, {frame: np.vstack(found) for frame, found in points.items()}, arm.scene.joint_reach, np.array(arm.config.max_acceleration),
+        return cls(batched, {frame: np.vstack(found) for frame, found in points.items()}, arm.joint_reach, np.array(arm.config.max_acceleration),
                    np.array(arm.config.max_jerk), dt)
 
     def _calculate(self, position: list[float], velocity: list[float], acceleration: list[float]) -> Trajectory:

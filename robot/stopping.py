@@ -12,7 +12,8 @@ lies beyond) and ``a_i`` as large as that allows, ``min(amax_i, sqrt(2 j_i f vma
 the braking distance from such a state grows with ``a_i``. Braking when accelerating is the
 worst case (the measurements show it too: halted while speeding up, the arm travels farther
 than from a steady speed). Along the commanded braking, no point of the arm moves farther than
-``sum_i joint_reach_i |dq_i|`` (:attr:`~hri.robot.scene.PlanningScene.joint_reach`), which is
+``sum_i joint_reach_i |dq_i|`` (:attr:`~hri.robot.arm.RobotArm.joint_reach`: the tool's and a
+carried part's points included), which is
 the distance. The profile is not monotonic everywhere (ruckig's time synchronisation follows
 the slowest joint, which changes with ``f``: a drop of a few per cent where it does), so the
 table holds at each grid point the running maximum up to the next one plus the largest rise
@@ -70,7 +71,7 @@ class StoppingModel:
     def for_arm(cls, arm: RobotArm, dt: float) -> "StoppingModel":
         """The model of ``arm`` with its limits, braking in control cycles of ``dt`` seconds."""
         return cls.from_limits(arm.model.max_velocity, np.array(arm.config.max_acceleration),
-                               np.array(arm.config.max_jerk), arm.scene.joint_reach, dt)
+                               np.array(arm.config.max_jerk), arm.joint_reach, dt)
 
     @classmethod
     def from_limits(cls, max_velocity: np.ndarray, max_acceleration: np.ndarray,

@@ -23,6 +23,7 @@ import statistics
 from collections.abc import Iterator
 
 import numpy as np
+import pybullet as p
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -175,3 +176,36 @@ def test_the_displacement_between_two_configurations_is_the_farthest_point_s(sim
     assert bound.displacement_m(start, end) == pytest.approx(measured, abs=1e-6)
     assert bound.displacement_m(start, end) <= float(np.dot(arm.scene.joint_reach, np.abs(end - start)))
     assert bound.displacement_m(end, end) == 0.0
+
+
+def test_a_carried_parts_points_count_in_the_bound() -> None:
+    """A part the robot carries (and a tool of its own body) lies within ``tool_reach_m`` of the
+    tool frame: the bound's displacement covers such a point, 0.25 m out along the tool's axis,
+    which moves farther than any point of the arm's own links."""
+    s = Sim(build=lambda client: [])
+    try:
+        arm = s.arm
+        arm.add_tool(None, 0.25)  # the default gripper, and a part's points up to 0.25 m out
+        assert arm.tool_reach_m == 0.25
+        arm.set_velocity_fraction(1.0)
+        arm.move_to_joints(HOME)
+        s.run_while_moving()
+
+        def tip() -> np.ndarray:  # a point of the part: 0.25 m along the tool frame's z axis
+            position, orientation = arm.tool_frame()
+            axis = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)[:, 2]
+            return np.array(position) + 0.25 * axis
+
+        bound, links = BrakingBound.for_arm(arm, DT), PointTracker(arm)
+        start, tip_before, before = arm.joint_positions(), tip(), links.positions()
+        arm.move_to_joints(np.array(HOME) + np.array([0.9, -0.4, 0.5, 0.8, -0.6, 1.1]))
+        for _ in range(80):
+            s.step()
+        end = arm.joint_positions()
+        moved_tip = float(np.linalg.norm(tip() - tip_before))
+        moved_links = float(np.linalg.norm(links.positions() - before, axis=1).max())
+        assert moved_tip > moved_links + 0.01  # the part's point is the one that goes farthest
+        assert bound.displacement_m(start, end) >= moved_tip
+        assert float(np.dot(arm.joint_reach, np.abs(end - start))) >= moved_tip
+    finally:
+        s.close()

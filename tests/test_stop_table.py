@@ -93,7 +93,7 @@ def test_ssm_takes_s_s_and_t_s_from_the_scenario_s_table(measured: StopTable) ->
     with Simulation(scenario, seed=1) as sim:
         terms = sim.ssm.terms
         assert isinstance(terms.stopping, TableStopping) and terms.state is None
-        reach = sim.robot.scene.joint_reach[:3]
+        reach = sim.robot.joint_reach[:3]  # the tool's and a carried part's points included
         angle, time = interpolate(scenario.safety.stop_table, "category_1", 1.5, 0.5)
         assert terms.stopping.distance(0.5) == pytest.approx(float(np.dot(reach, np.radians(angle))))
         assert terms.stopping.time(0.5) == pytest.approx(float(time.max()))

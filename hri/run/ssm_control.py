@@ -83,7 +83,7 @@ def stopping_model(robot: RobotArm, dt: float) -> StoppingModel:
     """The arm's stopping model (``StoppingModel.for_arm``), computed once per process for the
     same limits and step: a thousand brakings, seconds of set-up otherwise in every run."""
     return _stopping_model(tuple(robot.model.max_velocity.tolist()), tuple(robot.config.max_acceleration),
-                           tuple(robot.config.max_jerk), tuple(robot.scene.joint_reach.tolist()), dt)
+                           tuple(robot.config.max_jerk), tuple(robot.joint_reach.tolist()), dt)
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,7 +143,7 @@ class SsmTerms:
     def with_table(self, table: StopTable, payload_kg: float, robot: RobotArm) -> "SsmTerms":
         """These terms with S_s and T_s from a stop table (``safety.stop_table``) at the run's
         payload instead of the arm's braking from its state."""
-        stopping = TableStopping.from_table(table, payload_kg, robot.scene.joint_reach,
+        stopping = TableStopping.from_table(table, payload_kg, robot.joint_reach,
                                             self.stopping.speed_per_fraction_m_s)
         return replace(self, stopping=stopping, state=None, _tables={})
 
@@ -228,7 +228,7 @@ class SsmController:
         # part, SsmSettings.robot_measured_s): the arm's forward kinematics, once the joints'
         # reach bound of it leaves S_p at full speed in doubt
         self._travel = None if sensor is None else terms.state.bound if terms.state else BrakingBound.for_arm(robot, dt)
-        self._reach = robot.scene.joint_reach.tolist()
+        self._reach = robot.joint_reach.tolist()
         self.terms = terms
         self.dt = dt
         self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
