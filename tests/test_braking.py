@@ -79,6 +79,9 @@ def sampled_ratios(sim: Sim, fraction: float, count: int) -> list[float]:
         rows = bound.braking(state.position.tolist(), state.velocity.tolist(), state.acceleration.tolist())
         assume(np.all(rows >= sim.arm.model.lower) and np.all(rows <= sim.arm.model.upper))
         model = bound.stop(state)
+        quick = bound.quick(state, REUSE_CYCLES)  # the controller's bound without kinematics
+        assert quick.distance_m >= bound.commanded(state, REUSE_CYCLES).distance_m
+        assert quick.time_s == bound.commanded(state, REUSE_CYCLES).time_s
         measured = measure_stop(sim.arm, DT, state, tracker)
         assert measured.distance_m <= model.distance_m, (measured, model)
         assert measured.time_s <= model.time_s, (measured, model)
@@ -126,7 +129,8 @@ def test_braking_later_goes_at_least_as_far(sim: Sim) -> None:
 
 def test_the_controller_s_reused_bound_covers_every_step(sim: Sim) -> None:
     """What SSM's controller takes on each step of a motion (the forward kinematics' bound of
-    up to ``REUSE_CYCLES`` steps ago, plus how far the arm can have moved since) is never
+    up to ``REUSE_CYCLES`` steps ago, plus how far the arm can have moved since; or, on some
+    steps, the quick bound without kinematics, after which the reuse starts anew) is never
     below the bound of the braking one cycle after that step, taken afresh."""
     arm = sim.arm
     arm.set_velocity_fraction(1.0)
@@ -137,9 +141,15 @@ def test_the_controller_s_reused_bound_covers_every_step(sim: Sim) -> None:
     arm.move_to_joints(np.array(HOME) + np.array([1.2, -0.3, -0.5, 1.0, 0.6, 1.5]))
     steps = 0
     while arm.status == MotionStatus.MOVING and steps < 600:
-        used = stops.ahead()
+        quick = stops.quick()
+        if steps % 7 == 3:  # the controller decided on the quick bound this step
+            stops.take(quick)
+            used = quick
+        else:
+            used = stops.ahead()
         exact = fresh.stop(JointState.of(arm), ahead=1)
         assert used.distance_m >= exact.distance_m and used.time_s >= exact.time_s - 1e-12
+        assert quick.distance_m >= exact.distance_m and quick.time_s >= exact.time_s - 1e-12
         sim.step()
         steps += 1
     assert steps > 100

@@ -20,7 +20,10 @@ robot's speed is
 the larger of the fraction it runs at and the fraction its joints measure. The controller caps
 the arm's velocity fraction (:meth:`RobotArm.set_safety_cap`) at the largest one whose S_p
 fits the bound at the step's end less what the gap can close in one more step, (v_h + v_r) dt,
-rounded down to ``CAP_STEP``. When S_p at the robot's present speed does not fit (or rest does
+rounded down to ``CAP_STEP``; where S_p at full speed by the table does not fit, S_s and T_s
+come from the arm's state: first its quick bound without the forward kinematics
+(:meth:`StateStops.quick`: cap 1 when S_p at full speed fits by it), else the forward
+kinematics' bound (:meth:`StateStops.ahead`). When S_p at the robot's present speed does not fit (or rest does
 not) it makes a protective stop: cap 0, which brakes as ``halt()`` does but keeps the motion,
 which goes on when the cap rises again. ``ssm_stop`` and ``ssm_resume`` events mark them.
 Acting every step makes T_r one physics step (the settings' default). With a safety sensor,
@@ -255,6 +258,13 @@ class SsmController:
             self._follow(t, False)
             if self.terms.state is not None:
                 self.terms.state.forget()
+            if self.robot.safety_cap != 1.0:
+                self.robot.set_safety_cap(1.0)
+            return
+        quick = None if self.terms.state is None else self.terms.state.quick()
+        if quick is not None and room >= self.terms.required_m(1.0, v_h, quick):
+            self.terms.state.take(quick)  # S_p at full speed fits by the state's quick bound
+            self._follow(t, False)
             if self.robot.safety_cap != 1.0:
                 self.robot.set_safety_cap(1.0)
             return
