@@ -174,8 +174,8 @@ def _first_slowing(samples: list[Sample]) -> Sample:
 
 def test_the_robot_s_travel_since_a_report_is_measured_so_it_slows_later_and_safely(monkeypatch):
     """S_r over the report's age is the robot's measured travel since the report, not v_r times
-    it: the robot walked at keeps full speed until the person is half a metre nearer than with
-    v_r over the whole T_r, and is at rest in time all the same."""
+    it: the robot walked at keeps full speed until the person is a third of a metre nearer than
+    with v_r over the whole T_r (2.14 m against 2.50 m), and is at rest in time all the same."""
     walk = _walk_at_robot(WALK_16, "{preset: laser_scanner}")
     samples, stats, _, _ = _run(walk, 4.0)
     bound_settings = ssm_control.ssm_settings
@@ -183,7 +183,7 @@ def test_the_robot_s_travel_since_a_report_is_measured_so_it_slows_later_and_saf
                         lambda *args: replace(bound_settings(*args), robot_measured_s=0.0))
     monkeypatch.setattr(ssm_control.SsmController, "_since_report", lambda self, reported_m: reported_m)
     bounded, bounded_stats, _, _ = _run(walk, 4.0)
-    assert _first_slowing(samples).separation_m < _first_slowing(bounded).separation_m - 0.3
+    assert _first_slowing(samples).separation_m < _first_slowing(bounded).separation_m - 0.25
     assert stats["safety_violations"] == bounded_stats["safety_violations"] == 0
     assert stats["ssm_margin_min_m"] >= -1e-4
 
