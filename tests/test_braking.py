@@ -219,3 +219,40 @@ def test_a_carried_parts_points_count_in_the_bound() -> None:
         assert float(np.dot(arm.joint_reach, np.abs(end - start))) >= moved_tip
     finally:
         s.close()
+
+
+class WithPart(PointTracker):
+    """The arm's points and those of a part carried on its tool: six points 0.25 m from the
+    tool frame's origin, along and against each of its axes."""
+
+    def positions(self) -> np.ndarray:
+        position, orientation = self.arm.tool_frame()
+        axes = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3).T  # rows: x, y, z
+        part = np.array(position) + 0.25 * np.vstack([axes, -axes])
+        return np.vstack([super().positions(), part])
+
+
+def test_the_braking_bound_covers_a_carried_part_on_sampled_states() -> None:
+    """The braking from sampled states at full speed, with a part's points 0.25 m around the tool
+    frame (``add_tool``'s reach): they never get farther than S_s from the state, and on some
+    states they are what goes farthest, so a bound of the arm's links alone would not do."""
+    s = Sim(build=lambda client: [])
+    try:
+        arm = s.arm
+        arm.add_tool(None, 0.25)
+        bound, part, links = BrakingBound.for_arm(arm, DT), WithPart(arm), PointTracker(arm)
+        farther = []
+
+        @settings(max_examples=12, derandomize=True, deadline=None, database=None)
+        @given(state=states(arm, 1.0))
+        def check(state: JointState) -> None:
+            rows = bound.braking(state.position.tolist(), state.velocity.tolist(), state.acceleration.tolist())
+            assume(np.all(rows >= arm.model.lower) and np.all(rows <= arm.model.upper))
+            measured = measure_stop(arm, DT, state, part)
+            assert measured.distance_m <= bound.stop(state).distance_m, measured
+            farther.append(measured.distance_m > measure_stop(arm, DT, state, links).distance_m + 1e-3)
+
+        check()
+        assert len(farther) >= 10 and any(farther)
+    finally:
+        s.close()
