@@ -270,9 +270,14 @@ class BrakingBound:
             acceleration.append(a)
         return [list(row) for row in zip(*columns)], velocity, acceleration
 
+    def reach_m(self, a: np.ndarray, b: np.ndarray) -> float:
+        """How far a point can be between joint positions ``a`` and ``b``: ``sum_i joint_reach_i
+        |a_i - b_i|`` (no forward kinematics)."""
+        return sum(r * abs(x - y) for r, x, y in zip(self.reach, a.tolist(), b.tolist()))
+
     def lag_m(self, state: JointState) -> float:
         """How far a point can be from where the command has it: the measured joints' lag."""
-        return sum(r * abs(m - c) for r, m, c in zip(self.reach, state.measured.tolist(), state.position.tolist()))
+        return self.reach_m(state.measured, state.position)
 
     def stop(self, state: JointState, ahead: int = 0) -> Stop:
         """S_s and T_s from ``state`` through the forward kinematics of every cycle of the
@@ -295,11 +300,16 @@ class BrakingBound:
             rows = state.position[None, :]
         else:
             rows = self.braking(state.position.tolist(), state.velocity.tolist(), state.acceleration.tolist())
-        world = self.chain.frames(rows)[:, self.links] @ self._points_t  # (cycles, links, 4, points)
-        moved = world - world[0]
-        kept = Stop(math.sqrt(float((moved * moved).sum(axis=2).max())), (len(rows) - 1) * self.dt)
+        kept = Stop(self._farthest_m(rows), (len(rows) - 1) * self.dt)
         self._cache = (key, kept)
         return kept
+
+    def _farthest_m(self, rows: np.ndarray) -> float:
+        """The farthest any corner is, over the joint positions ``rows``, from where the first
+        row has it (the forward kinematics of every row)."""
+        world = self.chain.frames(rows)[:, self.links] @ self._points_t  # (rows, links, 4, points)
+        moved = world - world[0]
+        return math.sqrt(float((moved * moved).sum(axis=2).max()))
 
     def quick(self, state: JointState, ahead: int = 0) -> Stop:
         """:meth:`commanded`'s stop bounded without the forward kinematics: the joints' reaches
@@ -333,14 +343,12 @@ class BrakingBound:
         """The farthest any point of the arm is from where it was, with the arm at joint
         positions ``end`` against ``start``: the largest corner displacement of the links' boxes
         between the two configurations (the forward kinematics of both)."""
-        world = self.chain.frames(np.stack([start, end]))[:, self.links] @ self._points_t
-        moved = world[1] - world[0]
-        return math.sqrt(float((moved * moved).sum(axis=1).max()))
+        return self._farthest_m(np.stack([start, end]))
 
     def moved_m(self, since: np.ndarray, state: JointState) -> float:
-        """How far a point can have gone from where the commanded position ``since`` had it:
-        ``sum_i joint_reach_i |q_i - since_i|``."""
-        return sum(r * abs(q - s) for r, q, s in zip(self.reach, state.position.tolist(), since.tolist()))
+        """How far a point can have gone from where the commanded position ``since`` had it
+        (:meth:`reach_m`)."""
+        return self.reach_m(state.position, since)
 
     @staticmethod
     def _margin(distance_m: float, time_s: float) -> Stop:

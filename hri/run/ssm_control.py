@@ -231,7 +231,6 @@ class SsmController:
         # part, SsmSettings.robot_measured_s): the arm's forward kinematics, once the joints'
         # reach bound of it leaves S_p at full speed in doubt
         self._travel = None if sensor is None else terms.state.bound if terms.state else BrakingBound.for_arm(robot, dt)
-        self._reach = robot.joint_reach.tolist()
         self.terms = terms
         self.dt = dt
         self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
@@ -255,18 +254,14 @@ class SsmController:
         v_h, room = self._room(separation_m)
         self.separation_m = separation_m
         if room >= self.terms.full_m():  # S_p at any speed fits (most steps)
-            self._follow(t, False)
             if self.terms.state is not None:
                 self.terms.state.forget()
-            if self.robot.safety_cap != 1.0:
-                self.robot.set_safety_cap(1.0)
+            self._full_speed(t)
             return
         quick = None if self.terms.state is None else self.terms.state.quick()
         if quick is not None and room >= self.terms.required_m(1.0, v_h, quick):
             self.terms.state.take(quick)  # S_p at full speed fits by the state's quick bound
-            self._follow(t, False)
-            if self.robot.safety_cap != 1.0:
-                self.robot.set_safety_cap(1.0)
+            self._full_speed(t)
             return
         current = max(self.robot.effective_fraction, joint_fraction)
         state = self.terms.state_stop()  # S_s and T_s from the arm's state, where below the table's
@@ -274,6 +269,12 @@ class SsmController:
         stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
+
+    def _full_speed(self, t: float) -> None:
+        """S_p at full speed fits: no stop, cap 1."""
+        self._follow(t, False)
+        if self.robot.safety_cap != 1.0:
+            self.robot.set_safety_cap(1.0)
 
     def _room(self, separation_m: float) -> tuple[float, float]:
         """v_h at ``separation_m`` and what S_p of the cap may take of it: less what the gap can
@@ -292,7 +293,7 @@ class SsmController:
         if then is None:  # a report with no joints (made outside a run): v_r over its age
             return reported_m - self._robot_top_m_s * self.sensor.age_s
         now = self.robot.joint_positions()
-        bound = reported_m - sum(r * abs(a - b) for r, a, b in zip(self._reach, now.tolist(), then.tolist()))
+        bound = reported_m - self._travel.reach_m(now, then)
         if self._room(bound)[1] >= self.terms.full_m():
             return bound
         return reported_m - self._travel.displacement_m(then, now)

@@ -159,12 +159,10 @@ def frames(state: "StepState", bodies: "BodyPoses") -> dict[str, "Frame"]:
     return named
 
 
-def _transforms(named: Mapping[str, "Frame"], stamp: Timestamp,
-                transform=FrameTransform, vector=Vector3, quaternion=Quaternion) -> list[FrameTransform]:
-    """``/tf``'s transforms of the frames ``named`` from ``world`` (the message classes bound as
-    locals: some 30 of each, 30 times a simulated second)."""
-    return [transform(timestamp=stamp, parent_frame_id=WORLD, child_frame_id=name,
-                      translation=vector(x=x, y=y, z=z), rotation=quaternion(x=qx, y=qy, z=qz, w=qw))
+def _transforms(named: Mapping[str, "Frame"], stamp: Timestamp) -> list[FrameTransform]:
+    """``/tf``'s transforms of the frames ``named`` from ``world``."""
+    return [FrameTransform(timestamp=stamp, parent_frame_id=WORLD, child_frame_id=name,
+                           translation=Vector3(x=x, y=y, z=z), rotation=Quaternion(x=qx, y=qy, z=qz, w=qw))
             for name, ((x, y, z), (qx, qy, qz, qw)) in named.items()]
 
 
@@ -262,7 +260,6 @@ class ChannelPublisher:
         self._step = -1  # the step whose events were written, and how many of them
         self._written = 0
         self._scene_wanted = False  # set from the live server's thread when a client subscribes to /scene
-        self._next_t = 0.0  # the simulated time of the next sample
 
     def scene_wanted(self) -> None:
         """A client subscribed to /scene: send the scene again after the next step (a client
@@ -307,7 +304,7 @@ class ChannelPublisher:
             self._scene_wanted = False
             self._parts = set()  # drawn again with the next sample
             self._write_scene(run)
-        if run.now() + 1e-9 >= self._next_t:
+        if run.now() + 1e-9 >= self.samples / self.rate_hz:  # integer count: no drift
             self._sample(run)
 
     def finish(self, run: RunView) -> None:
@@ -358,7 +355,6 @@ class ChannelPublisher:
     def _sample(self, run: RunView) -> None:
         """The frames, the joints and the safety state now (each only for a channel with a sink)."""
         self.samples += 1
-        self._next_t = self.samples / self.rate_hz  # from the count: no drift
         if not any(channel.has_sinks() for channel in (self._scene, self._tf, self._joints, self._safety)):
             return  # a live server with nobody subscribed: nothing built
         state, bodies = run.state(), run.bodies()
