@@ -9,7 +9,7 @@ import re
 import pytest
 
 from hri.view.foxglove_layout import PRESET_TREES, layout_json, main, shipped_path
-from hri.view.mcap_file import SAFETY_SCHEMA, TOPICS, TREE_SCHEMA
+from hri.view.channel_writer import SAFETY_SCHEMA, TOPICS, TREE_SCHEMA
 
 
 def _paths(node) -> list[str]:

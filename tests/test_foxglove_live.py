@@ -26,6 +26,7 @@ from websockets.sync.client import connect
 
 from hri.run.sim import run_scenario
 from hri.scenario.load import load_scenario
+from hri.view.channel_writer import ChannelWriter
 from hri.view.foxglove_live import LiveServer
 from hri.view.mcap_file import ChannelPublisher, McapFile
 
@@ -53,8 +54,8 @@ class Gate:
         self.after_step = lambda run: None
 
     def _subscribed(self) -> bool:
-        channels = {"/safety": self.publisher._safety, "/tf": self.publisher._tf, "/scene": self.publisher._scene}
-        return all(channels[topic].has_sinks() for topic in self.topics)
+        live = [writer for writer in self.publisher.writers if isinstance(writer, ChannelWriter)]
+        return bool(live) and all(live[0].subscribed(topic) for topic in self.topics)
 
     def finish(self, run) -> None: ...
 

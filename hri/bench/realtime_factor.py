@@ -21,7 +21,8 @@ host), and a pair split by the bare worlds, or always in the same order, would c
 into the ratio.
 
 A fifth run per repeat is the full simulation writing an MCAP file at 30 Hz
-(:class:`hri.view.mcap_file.ChannelPublisher`, ``hri run --mcap``) into a temporary folder:
+(:class:`hri.view.mcap_file.ChannelPublisher`, ``hri run --mcap``: the messages built and
+written by a process of its own, whose start counts in the set-up) into a temporary folder:
 ``mcap_ratio`` is its real-time factor over the full run's, paired per repeat like SSM's (the
 three runs back to back, their order turned round every repeat), and ``mcap_bytes`` the
 file's size.

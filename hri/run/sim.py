@@ -126,8 +126,8 @@ class RunView:
 
     def place_riders(self) -> None:
         """Put the parts riding a belt where they are now into PyBullet, for an observer that
-        draws PyBullet's world (:meth:`bodies` does it itself); a step moves them only in the
-        parts' own state."""
+        draws PyBullet's world (:meth:`bodies` reads them from the parts' own state); a step
+        moves them only there."""
         self._sim.parts.place_riders()
 
     def bodies(self) -> BodyPoses:

@@ -236,11 +236,14 @@ def trajectory_row(state: StepState, several: bool) -> tuple:
     return (*row, *state.robot.positions)
 
 
-def _links(client: int, body: int, names: Mapping[int, str]) -> Mapping[str, Frame]:
+def _links(client: int, body: int, names: Mapping[int, str], kinematics: bool = True) -> Mapping[str, Frame]:
+    """``body``'s link frames by name; ``kinematics``: PyBullet's forward kinematics first (a
+    body that is posed, a person's, has its frames from the posing itself: asking for them
+    again cost a third of a sample in a run)."""
     frames = {names[-1]: p.getBasePositionAndOrientation(body, physicsClientId=client)}
     links = [link for link in names if link >= 0]
     if links:
-        for link, state in zip(links, p.getLinkStates(body, links, computeForwardKinematics=1,
+        for link, state in zip(links, p.getLinkStates(body, links, computeForwardKinematics=int(kinematics),
                                                       physicsClientId=client)):
             frames[names[link]] = (state[4], state[5])
     return MappingProxyType(frames)
@@ -255,17 +258,18 @@ class BodyNames:
 
 
 def capture_bodies(sim: Simulation, names: BodyNames) -> BodyPoses:
-    """The :class:`BodyPoses` of ``sim`` now (the parts riding a belt put where they are first)."""
-    sim.parts.place_riders()
+    """The :class:`BodyPoses` of ``sim`` now (a part riding a belt where the parts' own state
+    has it: PyBullet is told only before a query or a picture)."""
     client = sim.client
     robot = dict(_links(client, sim.robot.body_id, names.robot))
     robot["tool"] = sim.robot.tool_frame()
     tool_body = getattr(sim.robot, "tool_body", None)
     if tool_body is not None:
         robot["tool_body"] = p.getBasePositionAndOrientation(tool_body, physicsClientId=client)
-    people = {person.name: _links(client, person.plugin.body_id, names.people[person.name]) for person in sim.people}
-    parts = {part.number: p.getBasePositionAndOrientation(part.body_id, physicsClientId=client)
-             for part in sim.parts.parts}
+    people = {person.name: _links(client, person.plugin.body_id, names.people[person.name], kinematics=False)
+              for person in sim.people}
+    parts = {part.number: (tuple(part.riding.position), part.riding.orientation) if part.riding is not None
+             else p.getBasePositionAndOrientation(part.body_id, physicsClientId=client) for part in sim.parts.parts}
     return BodyPoses(MappingProxyType(robot), MappingProxyType(people), MappingProxyType(parts))
 
 

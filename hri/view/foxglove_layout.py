@@ -30,7 +30,7 @@ from foxglove.layouts import (Layout, LogConfig, LogPanel, PlotConfig, PlotPanel
 from hri.base.quiet import import_pybullet_quietly
 
 import_pybullet_quietly()  # before hri.view.mcap_file imports it (the zones' shapes): no build-time banner
-from hri.view.mcap_file import WORLD  # noqa: E402
+from hri.view.channel_writer import WORLD  # noqa: E402
 
 #: the trees of the one-person presets, whose layout is shipped
 PRESET_TREES = ("person", "robot")
