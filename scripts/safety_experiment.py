@@ -2,17 +2,21 @@
 close it lets the person come.
 
 For each preset it runs one batch (``hri batch``, resumable: the same command again finishes
-only the missing runs) of ``--runs`` seeded runs of ``--duration`` simulated seconds in three
-safety modes, paired by seed: the fixed zones, speed and separation monitoring with the
-person's speed at 1.6 m/s, and SSM with the person's measured speed. It prints a Markdown
-table (means with 95 % t intervals, and the paired difference of cycles per hour against the
-zones) and draws productivity against the smallest separation, one point per run.
+only the missing runs) of ``--runs`` seeded runs of ``--duration`` simulated seconds in five
+safety modes, paired by seed: the fixed zones; speed and separation monitoring on the exact
+separation (the ideal sensor) and on a safety laser scanner's reports (``safety.sensor``'s
+``laser_scanner`` preset); power and force limiting; and SSM that lets the robot go on at
+PFL's permissible speed inside S_p. It prints a Markdown table (the mean cycles per hour with
+its 95 % t interval and the paired difference against the zones; the worst case of each safety
+figure and the run it came from; PFL's contacts by body region; the person's touches of the
+robot at rest; the violations with the 95 % upper bound on their rate per hour) and draws
+productivity against the smallest separation, one point per run.
 
     python scripts/safety_experiment.py --out runs/safety-experiment
     python scripts/safety_experiment.py --out runs/safety-experiment --plot docs/images/safety_experiment.png
 
-The batch sweeps ``safety.mode`` and ``safety.ssm.person_speed_m_s`` together: (zones, 1.6),
-(ssm, 1.6) and (ssm, measured); the person's speed does not apply to the zones.
+The batch sweeps ``safety.mode`` and ``safety.sensor`` together: (zones, none), (ssm, none),
+(ssm, laser scanner), (pfl, none) and (ssm+pfl, none); the person's speed is ISO 13855's.
 """
 
 from __future__ import annotations
@@ -20,38 +24,41 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from hri.base.errors import HriError
 from hri.batch.batch import run_batch
 from hri.batch.report import Batch, RunDir, load, lower_bound, paired, summarize
+from hri.batch.risk import observations, poisson_upper, risk_figure
+from hri.bt.status import read_run_events
 
 PRESETS = ("coexistence", "cooperation", "collaboration")
-SWEEP = ["safety.mode,safety.ssm.person_speed_m_s=[zones,1.6],[ssm,1.6],[ssm,measured]"]
+LASER = {"preset": "laser_scanner"}
+SWEEP = ["safety.mode,safety.sensor=[zones,null],[ssm,null],[ssm,{preset: laser_scanner}],[pfl,null],[ssm+pfl,null]"]
 
 
 @dataclass(frozen=True)
 class Mode:
     label: str
     mode: str
-    person_speed: str
+    sensor: dict | None
     color: str
 
 
-MODES = (Mode("zones", "zones", "1.6", "#1f77b4"), Mode("SSM, v_h 1.6 m/s", "ssm", "1.6", "#ff7f0e"),
-         Mode("SSM, measured v_h", "ssm", "measured", "#2ca02c"))
+MODES = (Mode("zones", "zones", None, "#1f77b4"), Mode("SSM", "ssm", None, "#ff7f0e"),
+         Mode("SSM, laser scanner", "ssm", LASER, "#2ca02c"), Mode("PFL", "pfl", None, "#d62728"),
+         Mode("SSM+PFL", "ssm+pfl", None, "#9467bd"))
 
 
 def _runs(batch: Batch, mode: Mode) -> list[RunDir]:
     """The batch's runs of one mode (its configuration found by its settings)."""
     for cid in batch.config_ids:
-        settings = {k: str(v) for k, v in batch.overrides(cid).items()}
-        if (settings.get("safety.mode") == mode.mode
-                and settings.get("safety.ssm.person_speed_m_s") == mode.person_speed):
+        settings = batch.overrides(cid)
+        if settings.get("safety.mode") == mode.mode and settings.get("safety.sensor") == mode.sensor:
             return batch.ok_runs(cid)
-    raise HriError(f"{batch.path}: no configuration with safety.mode={mode.mode} "
-                   f"and safety.ssm.person_speed_m_s={mode.person_speed}")
+    raise HriError(f"{batch.path}: no configuration with safety.mode={mode.mode} and safety.sensor={mode.sensor}")
 
 
 def _values(runs: list[RunDir], metric: str) -> dict[int, float]:
@@ -74,36 +81,55 @@ def _difference(zones: list[RunDir], runs: list[RunDir], metric: str) -> str:
     return f"{d.diff:+.0f} [{d.ci_low:+.0f}, {d.ci_high:+.0f}]"
 
 
-def _worst_pfl(runs: list[RunDir]) -> str:
-    ratios = [(r.value("pfl_worst_ratio"), r.stats.get("pfl_worst_region")) for r in runs
-              if r.value("pfl_contacts")]
-    if not ratios:
-        return "no contact"
-    if any(ratio is None for ratio, _ in ratios):  # a head region: no transient contact permitted
-        return "head contact"
-    ratio, region = max(ratios, key=lambda item: item[0])
-    return f"{ratio:.2f} ({region})"
+def _worst(runs: list[RunDir], metric: str, digits: int) -> str:
+    """The worst value of a safety figure over the runs, and which run (its index in the
+    batch: the same person's run in every mode) it came from."""
+    observed = observations(runs, metric)
+    if not observed:
+        return "–"
+    worst = risk_figure(metric, observed)
+    return f"{float(worst['worst']):.{digits}f} ({worst['worst_run'].split('-')[-1]})"
 
 
-def _sum(runs: list[RunDir], metric: str) -> str:
-    return str(int(sum(r.value(metric) or 0.0 for r in runs)))
+def _contacts(runs: list[RunDir]) -> str:
+    """PFL's contacts in all, by the body region of each (its ``pfl_contact`` events)."""
+    regions = Counter(event.get("region") for run in runs for event in read_run_events(run.path)
+                      if event["event"] == "pfl_contact")
+    total = sum(regions.values())
+    if not total:
+        return "0"
+    return f"{total} ({', '.join(f'{region} {n}' for region, n in regions.most_common())})"
+
+
+def _total(runs: list[RunDir], metric: str) -> int:
+    return int(sum(r.value(metric) or 0.0 for r in runs))
+
+
+def _violations(runs: list[RunDir]) -> str:
+    """The robot's violations (physics steps) and PFL's, and the 95 % upper bound on the rate
+    of either per hour over the runs' hours (Poisson; for 0, 3.0 / hours)."""
+    hours = sum(r.value("sim_time_s") or 0.0 for r in runs) / 3600.0
+    robot, pfl = _total(runs, "safety_violations"), _total(runs, "pfl_violations")
+    bound = "" if hours <= 0 else f"; rate ≤ {poisson_upper(robot + pfl) / hours:.2g}/h"
+    return f"{robot} + {pfl} PFL{bound}"
 
 
 def table(batches: dict[str, Batch]) -> str:
     """The Markdown table of the experiment."""
     head = ("| preset | safety function | runs | robot cycles per hour | vs zones (paired) | "
-            "smallest separation (m) | SSM margin (m) | PFL contacts | worst PFL ratio | violations |")
+            "worst separation (m) | worst SSM margin (m) | PFL contacts (by region) | touches of the robot at rest | "
+            "violations |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for preset, batch in batches.items():
         zones = _runs(batch, MODES[0])
         for mode in MODES:
             runs = _runs(batch, mode)
             versus = "–" if mode is MODES[0] else _difference(zones, runs, "robot_cycles_per_hour")
-            margin = "–" if mode.mode == "zones" else _mean_ci(runs, "ssm_margin_min_m", 3)
+            # S_p is the invariant of SSM alone (in ssm+pfl the robot may go on inside it)
+            margin = _worst(runs, "ssm_margin_min_m", 3) if mode.mode == "ssm" else "–"
             lines.append(f"| {preset} | {mode.label} | {len(runs)} | {_mean_ci(runs, 'robot_cycles_per_hour', 0)} | "
-                         f"{versus} | {_mean_ci(runs, 'min_separation_m', 3)} | {margin} | "
-                         f"{_sum(runs, 'pfl_contacts')} | {_worst_pfl(runs)} | "
-                         f"{_sum(runs, 'safety_violations')} + {_sum(runs, 'pfl_violations')} PFL |")
+                         f"{versus} | {_worst(runs, 'min_separation_m', 3)} | {margin} | {_contacts(runs)} | "
+                         f"{_total(runs, 'robot_touches')} | {_violations(runs)} |")
     return "\n".join(lines)
 
 

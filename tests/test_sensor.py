@@ -13,6 +13,7 @@ import numpy as np
 import pybullet as p
 import pytest
 
+from hri.base.errors import HriError
 from hri.run.sensor import SafetySensor
 from hri.run.sensor_view import SensorView
 from hri.run.sim import Simulation
@@ -79,6 +80,16 @@ def test_the_measured_approach_speed_is_the_walk_towards_the_robot():
             sensor.measure(step, [1.0], [(5.0 - 1.3 * step * DT, 0.0)])  # 1.3 m/s towards the base
         sensor.deliver(step)
     assert sensor.approach_m_s() == pytest.approx(1.3)
+
+
+def test_a_null_sensor_is_none_and_an_empty_one_is_refused(tmp_path):
+    """``safety.sensor: null`` (``--set safety.sensor=null``) is the ideal sensor, for a
+    sweep that compares a sensor with none; an empty mapping names no sensor and is refused."""
+    assert load_scenario("coexistence", overrides=["safety.sensor=null"]).safety.sensor is None
+    with_one = load_scenario("coexistence", overrides=["safety.sensor={preset: laser_scanner}"])
+    assert with_one.safety.sensor is not None
+    with pytest.raises(HriError, match="safety.sensor: needs a preset or a rate_hz"):
+        load_scenario("coexistence", overrides=["safety.sensor={}"])
 
 
 def test_t_r_and_z_d_follow_from_the_sensor_and_the_scenario_overrides_them():

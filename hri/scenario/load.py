@@ -82,6 +82,9 @@ _SCHEMA: dict[str, Any] = {
                           "dropout_probability": float, "mount": "pose", "field_of_view_deg": float,
                           "range_m": float}},
 }
+#: sections that may be ``null``, meaning none (``--set safety.sensor=null``: the ideal sensor,
+#: where a scenario names one)
+_NULL_IS_NONE = frozenset({"safety.sensor"})
 #: keys a section must have (the others of ``_SCHEMA`` are optional)
 _REQUIRED_IN = {
     "simulation": ("duration_s", "physics_rate_hz", "tree_rate_hz"),
@@ -562,8 +565,8 @@ def _read_safety(safety: dict, physics_rate_hz: float, fail: Fail, arm: ArmModel
              f"the SSM controller acts once a step, got {ssm['reaction_time_s']:g}", "safety.ssm.reaction_time_s")
     return SafetySettings(*(float(safety[key]) for key in _SAFETY_NUMBERS), mode=mode, ssm=SsmOptions(**ssm),
                           pfl=_read_pfl(safety.get("pfl") or {}, physics_rate_hz, fail, arm),
-                          sensor=None if "sensor" not in safety else _read_sensor(safety["sensor"] or {},
-                                                                                  physics_rate_hz, fail, room),
+                          sensor=None if safety.get("sensor") is None else _read_sensor(safety["sensor"], physics_rate_hz,
+                                                                                      fail, room),
                           stop_table=stop_table)
 
 
@@ -863,6 +866,8 @@ def _check_schema(data: dict, schema: dict, prefix: str, fail: Fail) -> None:
         if expected == "any":
             continue
         if isinstance(expected, dict):
+            if value is None and dotted in _NULL_IS_NONE:
+                continue
             _check_schema(value, expected, dotted, fail)
         elif expected == "pose":
             if not isinstance(value, dict):

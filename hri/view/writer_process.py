@@ -36,9 +36,9 @@ WAIT_S = 120.0
 
 def use_process() -> bool:
     """Whether a writer may have a child process: not inside a daemonic process (a batch's
-    pool worker may have none) and not on a machine with a single core (the child would only
-    take the run's time)."""
-    return not multiprocessing.current_process().daemon and (os.cpu_count() or 1) > 1
+    pool worker may have none) and not where the run may use a single CPU (the child would
+    only take the run's time)."""
+    return not multiprocessing.current_process().daemon and len(os.sched_getaffinity(0)) > 1
 
 
 class WriterProcess:
