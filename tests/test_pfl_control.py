@@ -17,7 +17,9 @@ Mutations these tests catch (each tried by hand):
 * quasi-static speeds with the transient reduced mass (m_H kept): 0.6745 m/s, not 0.1391;
 * pfl's S_p chain without its break (every pair within the query binds): the head's 0 stops
   the robot before it reaches the upper arm;
-* the run's mode not dispatched to the PFL controller (SSM's in its place): the run tests fail.
+* the run's mode not dispatched to the PFL controller (SSM's in its place): the run tests fail;
+* ssm+pfl's SSM fraction from the table alone (S_s of the worst state at full speed): the arm
+  at rest with the person 2.5 m away is capped below 1.
 """
 
 from __future__ import annotations
@@ -134,6 +136,23 @@ def test_ssm_pfl_runs_at_full_speed_while_the_person_is_beyond_s_p(world):
     assert 0.0 < robot.safety_cap < 0.2
 
 
+def test_ssm_pfl_takes_the_stopping_distance_from_the_arm_s_state_as_ssm_does(world):
+    """The arm at rest, the person 2.5 m away: S_p at full speed by the table (S_s of the worst
+    state at full speed) does not fit, by the arm's state it does: the cap is 1, as SSM's own
+    controller sets it."""
+    client, robot, person, rest = world
+    x, y = ELBOW_AT[0] + 2.5, ELBOW_AT[1]
+    person.apply(rest, x, y, math.pi / 2)
+    terms, _truth = SsmTerms.for_run(SsmOptions(), robot, DT, lambda: 0.0)
+    monitor = _monitor(world, PLAIN, terms)
+    monitor.step(DT, x, y)
+    separation = monitor.separation_bound(2 * DT)
+    assert 2.0 < separation < terms.table.full(terms.person_m_s())
+    controller = PflController("ssm+pfl", robot, terms, [monitor], DT, monitor.events.emit)
+    controller.step(DT, separation, 0.0)
+    assert robot.safety_cap == 1.0
+
+
 @pytest.mark.parametrize("share,violation", [(0.99, False), (1.01, True)])
 def test_a_contact_at_the_permissible_speed_passes_and_one_above_it_fails(world, share, violation):
     """The upper arm against link5 with 0.5 cm^2: permissible 0.7002 m/s; A1 turned so that
@@ -219,7 +238,7 @@ def test_the_same_press_without_the_table_is_transient(world):
 def test_a_run_in_a_pfl_mode_limits_the_robot_near_the_person(mode):
     """tests/data/pfl/touch.yaml: the visitor stands at the robot's table, the worker far away;
     the zones lie in a far corner. The robot's zone subtree stands aside and the controller
-    holds the robot at a permissible fraction (at most the hands', 0.12) from the first step,
+    holds the robot at a permissible fraction (at most the hands', 0.12) from its first steps,
     judging every pair of both people."""
     scenario = load_scenario(str(TOUCH), [f"safety.mode={mode}"])
     with Simulation(scenario, 1) as sim:
@@ -228,7 +247,10 @@ def test_a_run_in_a_pfl_mode_limits_the_robot_near_the_person(mode):
         assert 0.0 <= sim.robot.safety_cap <= 0.12
         events = sim.events.events
     [limit] = [e for e in events if e["event"] == "pfl_limit"]
-    assert limit["t"] <= 2 * DT and limit["cap"] <= 0.12
+    if mode == "pfl":
+        assert limit["t"] <= 2 * DT and limit["cap"] <= 0.12
+    else:  # the arm starts from rest uncapped (S_s from its state is then close to 0, as in SSM)
+        assert limit["t"] <= 10 * DT  # and is graded down as its stopping distance grows
     assert not [e for e in events if e["event"] == "ssm_stop"]
 
 

@@ -26,9 +26,11 @@ may have closed. Per mode:
   controller reacts: while the separation bound keeps every pair that far, the nearest pair
   is measured only on the steps the person was posed anyway.
 * ``ssm+pfl``: each pair allows the larger of its permissible fraction and SSM's fraction for
-  its distance (the largest whose S_p fits), so SSM's graded speed outside, PFL's speed inside
-  S_p instead of a protective stop (ISO/TS 15066, 5.5.4 with 5.5.5, for a robot designed for
-  contact). While the separation bound leaves S_p at full speed, the cap is 1, unmeasured.
+  its distance (the largest whose S_p fits, S_s and T_s from the arm's state as SSM's own
+  controller takes them), so SSM's graded speed outside, PFL's speed inside S_p instead of a
+  protective stop (ISO/TS 15066, 5.5.4 with 5.5.5, for a robot designed for contact). While
+  the separation bound leaves S_p at full speed (by the table, or by the arm's state's quick
+  bound), the cap is 1, unmeasured.
 
 The cap is the smallest any pair allows. A region that admits no transient contact (skull and
 forehead, face) allows 0: a protective stop. A pair within the contact distance
@@ -51,6 +53,7 @@ from typing import TYPE_CHECKING
 
 
 from hri.robot.arm import RobotArm
+from hri.robot.braking import Stop
 from hri.run.monitor import PERSON_MAX_SPEED_M_S
 from hri.run.ssm_control import CAP_STEP, SsmTerms
 from hri.run.ssm_watch import SSM_REFRESH_S
@@ -123,12 +126,7 @@ class PflController:
             person = PERSON_MAX_SPEED_M_S if monitor.person_speed is None else monitor.person_speed()
             self._closed[k] += (person + monitor.joint_speeds()[1]) * self.dt
         if self.mode == SSM_PFL:
-            full = self.terms.table.full(v_h)
-            if separation_m - closing >= full:
-                limit = Limit(1.0)
-            else:
-                limit = min((self._graded(self._pairs(k, m, full + closing), m, closing, v_h)
-                             for k, m in enumerate(self.monitors)), key=lambda item: item.cap)
+            limit = self._ssm_pfl(t, separation_m, closing, v_h)
         else:
             reach = self.terms.required_m(self._top, v_h) + closing  # S_p at the largest permissible fraction
             for k, monitor in enumerate(self.monitors):
@@ -145,6 +143,27 @@ class PflController:
         self._follow(t, limit)
         if self.robot.safety_cap != limit.cap:
             self.robot.set_safety_cap(limit.cap)
+
+    def _ssm_pfl(self, t: float, separation_m: float, closing: float, v_h: float) -> Limit:
+        """ssm+pfl: cap 1 while S_p at full speed fits the separation bound, by the table or by
+        the arm's state (as :class:`~hri.run.ssm_control.SsmController` takes S_s and T_s:
+        the quick bound first, then the forward kinematics'); else the pairs' graded cap, SSM's
+        fraction of each pair by the same stop."""
+        room, state = separation_m - closing, self.terms.state
+        if room >= self.terms.table.full(v_h):
+            if state is not None:
+                state.forget()
+            return Limit(1.0)
+        stop = None
+        if state is not None:
+            quick = state.quick()
+            if room >= self.terms.required_m(1.0, v_h, quick):
+                state.take(quick)
+                return Limit(1.0)
+            stop = state.ahead()
+        full = self.terms.required_m(1.0, v_h, stop)
+        return min((self._graded(self._pairs(k, m, full + closing), m, closing, v_h, stop)
+                    for k, m in enumerate(self.monitors)), key=lambda item: item.cap)
 
     def _query(self, monitor: SafetyMonitor, cutoff: float) -> list[tuple]:
         """PyBullet's closest-point records of the person's and the robot's links within
@@ -186,11 +205,13 @@ class PflController:
             self._fractions[key] = self.fraction(monitor.pfl.limit(record[3], key[2]).permissible_speed)
         return self._fractions[key]
 
-    def _graded(self, pairs: Iterable[tuple[float, tuple]], monitor: SafetyMonitor, closing: float, v_h: float) -> Limit:
-        """ssm+pfl: the cap one person's ``pairs`` allow."""
+    def _graded(self, pairs: Iterable[tuple[float, tuple]], monitor: SafetyMonitor, closing: float, v_h: float,
+                stop: Stop | None) -> Limit:
+        """ssm+pfl: the cap one person's ``pairs`` allow (``stop``: S_s and T_s from the arm's
+        state, None: the table's)."""
         limit = Limit(1.0)
         for distance, record in pairs:
-            ssm = self.terms.largest(distance - closing, v_h)
+            ssm = self.terms.largest(distance - closing, v_h, stop)
             ssm = 0.0 if ssm is None else math.floor(ssm / CAP_STEP) * CAP_STEP
             if ssm >= limit.cap and distance > monitor.pfl.distance:
                 break  # SSM's fraction only grows with the distance: no farther pair allows less
