@@ -286,8 +286,11 @@ def test_the_command_says_where_it_serves_and_ends_with_the_recording(run_dir, c
                                              (signal.SIGINT, 130, "hri: interrupted")])
 def test_a_signal_ends_the_replay_with_its_ports_closed(run_dir, sig, code, line):
     base = _free_quad()
+    # SIGINT as on a terminal: a suite started in the background (`cmd &`) ignores it, and an
+    # ignored SIGINT stays ignored in the processes it starts
     process = subprocess.Popen([sys.executable, "-m", "hri.cli.main", "replay", str(run_dir), "--groot2", str(base)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert process.stdout.readline().startswith("person: Groot2 on port")
         client = Client(base + 2)
@@ -295,7 +298,7 @@ def test_a_signal_ends_the_replay_with_its_ports_closed(run_dir, sig, code, line
         assert xml == read_btlog(run_dir / "robot.btlog").xml.encode()
         client.close()
         os.kill(process.pid, sig)
-        assert process.wait(15) == code  # it notices within 0.1 s; 5 s once ran out in a loaded CI run
+        assert process.wait(5) == code
         assert process.stderr.read() == line + "\n"
     finally:
         if process.poll() is None:
