@@ -126,7 +126,7 @@ class PflController:
             person = PERSON_MAX_SPEED_M_S if monitor.person_speed is None else monitor.person_speed()
             self._closed[k] += (person + monitor.joint_speeds()[1]) * self.dt
         if self.mode == SSM_PFL:
-            limit = self._ssm_pfl(t, separation_m, closing, v_h)
+            limit = self._ssm_pfl(separation_m, closing, v_h)
         else:
             reach = self.terms.required_m(self._top, v_h) + closing  # S_p at the largest permissible fraction
             for k, monitor in enumerate(self.monitors):
@@ -144,23 +144,14 @@ class PflController:
         if self.robot.safety_cap != limit.cap:
             self.robot.set_safety_cap(limit.cap)
 
-    def _ssm_pfl(self, t: float, separation_m: float, closing: float, v_h: float) -> Limit:
+    def _ssm_pfl(self, separation_m: float, closing: float, v_h: float) -> Limit:
         """ssm+pfl: cap 1 while S_p at full speed fits the separation bound, by the table or by
         the arm's state (as :class:`~hri.run.ssm_control.SsmController` takes S_s and T_s:
         the quick bound first, then the forward kinematics'); else the pairs' graded cap, SSM's
         fraction of each pair by the same stop."""
-        room, state = separation_m - closing, self.terms.state
-        if room >= self.terms.table.full(v_h):
-            if state is not None:
-                state.forget()
+        if self.terms.full_speed_fits(separation_m - closing, self.terms.table.full(v_h), v_h):
             return Limit(1.0)
-        stop = None
-        if state is not None:
-            quick = state.quick()
-            if room >= self.terms.required_m(1.0, v_h, quick):
-                state.take(quick)
-                return Limit(1.0)
-            stop = state.ahead()
+        stop = self.terms.state_stop()
         full = self.terms.required_m(1.0, v_h, stop)
         return min((self._graded(self._pairs(k, m, full + closing), m, closing, v_h, stop)
                     for k, m in enumerate(self.monitors)), key=lambda item: item.cap)

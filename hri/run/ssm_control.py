@@ -186,6 +186,23 @@ class SsmTerms:
         """The largest fraction whose S_p fits ``separation_m``; None: not even rest."""
         return self._table(person_m_s).largest(separation_m, person_m_s, stop)
 
+    def full_speed_fits(self, room_m: float, full_m: float, person_m_s: float) -> bool:
+        """Whether S_p at full speed fits ``room_m``: by the table's S_p at full speed
+        ``full_m`` (the arm's state then not asked), else by the quick bound from the arm's
+        state (taken as this step's stop). Where neither fits, :meth:`state_stop` is the stop."""
+        state = self.state
+        if room_m >= full_m:
+            if state is not None:
+                state.forget()
+            return True
+        if state is None:
+            return False
+        quick = state.quick()
+        if room_m < self.required_m(1.0, person_m_s, quick):
+            return False
+        state.take(quick)
+        return True
+
     def state_stop(self) -> Stop | None:
         """S_s and T_s from the arm's state one cycle ahead (None without a state model)."""
         return None if self.state is None else self.state.ahead()
@@ -253,14 +270,7 @@ class SsmController:
             separation_m = self._since_report(separation_m)
         v_h, room = self._room(separation_m)
         self.separation_m = separation_m
-        if room >= self.terms.full_m():  # S_p at any speed fits (most steps)
-            if self.terms.state is not None:
-                self.terms.state.forget()
-            self._full_speed(t)
-            return
-        quick = None if self.terms.state is None else self.terms.state.quick()
-        if quick is not None and room >= self.terms.required_m(1.0, v_h, quick):
-            self.terms.state.take(quick)  # S_p at full speed fits by the state's quick bound
+        if self.terms.full_speed_fits(room, self.terms.full_m(), v_h):  # most steps
             self._full_speed(t)
             return
         current = max(self.robot.effective_fraction, joint_fraction)

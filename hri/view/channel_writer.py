@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, TypeVar
 
 import foxglove
 from foxglove.channels import FrameTransformsChannel, JointStatesChannel, LogChannel, SceneUpdateChannel
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hri.base.geometry import Pose
     from hri.run.state import Shape
 
+T = TypeVar("T")
 WORLD = "world"
 TOPICS = ("/scene", "/tf", "/robot/joint_states", "/safety", "/events")  # and /trees/TREE for each tree
 #: events that are more than information, by their level in Foxglove's log
@@ -94,14 +95,15 @@ class Sink(Protocol):
     def discard(self) -> None: ...
 
 
-def end_all(sinks: Sequence[Sink], discard: bool) -> None:
-    """End every sink: one that fails does not leave the others open (its error stands)."""
-    if not sinks:
+def end_each(items: Sequence[T], end: Callable[[T], None]) -> None:
+    """``end`` every one of ``items`` (sinks, writers): one that fails does not leave the others
+    open (its error stands)."""
+    if not items:
         return
     try:
-        sinks[0].discard() if discard else sinks[0].close()
+        end(items[0])
     finally:
-        end_all(sinks[1:], discard)
+        end_each(items[1:], end)
 
 
 def _json_schema(name: str, schema: dict[str, Any]) -> foxglove.Schema:
@@ -167,7 +169,6 @@ class ChannelWriter:
         self._opened: list[Sink] = []
         self._scene_wanted = False  # set from a live server's thread when a client subscribes to /scene
         self._scene_source: Callable[[], Scene] | None = None
-        self._scene_made: Scene | None = None
         self._parts: frozenset[int] = frozenset()
         try:
             self.context = context = foxglove.Context()
@@ -208,18 +209,18 @@ class ChannelWriter:
         """Close every sink (the file moved into place, the server stopped), or with
         ``discard`` remove what they wrote."""
         opened, self._opened = self._opened, []
-        end_all(opened, discard)
+        end_each(opened, lambda sink: sink.discard() if discard else sink.close())
 
     # --- what goes in -------------------------------------------------------------------
     def scene(self, source: Callable[[], Scene], t: float) -> None:
         """The fixed bodies and the zones in the world frame, the moving ones in their own;
-        ``source`` makes the :class:`Scene` (asked only when a sink takes it, kept to send
-        again when a client asks)."""
+        ``source`` gives the :class:`Scene` (made once however often asked; asked only when a
+        sink takes it, kept to send again when a client asks)."""
         self._scene_source = source
         self._parts = frozenset()  # drawn again with the next sample
         if not self._scene.has_sinks():
             return
-        scene = self._scene_made = self._scene_made or source()
+        scene = source()
         entities = [_entity("fixed", WORLD, scene.fixed, FIXED_COLOR, t)]
         for name, triangles, rgba in scene.zones:
             points = [Point3(x=x, y=y, z=z) for x, y, z in triangles]
@@ -255,7 +256,7 @@ class ChannelWriter:
     def _update_parts(self, parts: frozenset[int], t: float) -> None:
         if parts == self._parts or not self._scene.has_sinks() or self._scene_source is None:
             return
-        shape = (self._scene_made or self._scene_source()).part
+        shape = self._scene_source().part
         added = [_entity(f"part/{n}", f"part/{n}", shape, PART_COLOR, t) for n in sorted(parts - self._parts)]
         gone = [SceneEntityDeletion(timestamp=_stamp(t), type=SceneEntityDeletionType.MatchingId, id=f"part/{n}")
                 for n in sorted(self._parts - parts)]

@@ -28,6 +28,7 @@ without.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from itertools import chain
@@ -38,7 +39,7 @@ import foxglove
 
 from hri.base.errors import HriError
 from hri.base.files import check_new_file, check_writable, close_into_place, hidden_file
-from hri.view.channel_writer import ChannelWriter, Scene, Sink
+from hri.view.channel_writer import ChannelWriter, Scene, Sink, end_each
 from hri.view.writer_process import WriterProcess, use_process
 from hri.workcell.world import ZONE_COLORS, zone_triangles, zones_by_size
 
@@ -148,16 +149,6 @@ class McapFile:
                 tmp.unlink(missing_ok=True)
 
 
-def _end_all(writers: Sequence[ChannelWriter | WriterProcess], discard: bool) -> None:
-    """End every writer: one that fails does not leave the others open (its error stands)."""
-    if not writers:
-        return
-    try:
-        writers[0].end(discard)
-    finally:
-        _end_all(writers[1:], discard)
-
-
 class ChannelPublisher:
     """The reader of the run for the channels' writers (see the module docstring): a sample
     at ``rate_hz`` per simulated second, the events as they come. ``process``: whether the
@@ -216,13 +207,13 @@ class ChannelPublisher:
 
     def _end(self, discard: bool) -> None:
         writers, self.writers = self.writers, []
-        _end_all(writers, discard)
+        end_each(writers, lambda writer: writer.end(discard))
 
     # --- what goes in -------------------------------------------------------------------
     def _write_scene(self, run: RunView) -> None:
-        t = run.now()
+        t, source = run.now(), functools.cache(lambda: scene_of(run))  # one scene for every writer
         for writer in self.writers:
-            writer.scene(lambda: scene_of(run), t)
+            writer.scene(source, t)
 
     def _sample(self, run: RunView) -> None:
         """The frames, the joints and the safety state now, for the writers that take them."""
