@@ -89,6 +89,7 @@ class HumanoidBody:
         self.arm = Chain.from_urdf(data_path(URDF_PATH), "base", HAND_LINK, scale=SCALE * self.scale)
         self._pose = BodyPose.rest()
         self._base = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+        self.posings = 0  # how often the body was posed: a reader of its link frames may keep them until then
         self._hand: tuple | None = None  # hand_pose of the current posing, once asked
         self._reach: list[float] | None = None  # per link (base first): moved_at_most
 
@@ -133,6 +134,7 @@ class HumanoidBody:
         self._base = (position, orientation)
         self._pose = pose
         self._hand = None
+        self.posings += 1
         return position, orientation
 
     def scaled(self, root: list[float]) -> list[float]:

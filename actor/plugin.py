@@ -119,6 +119,11 @@ class ActorPlugin(SafetyLookahead):
         return self._body.body_id
 
     @property
+    def posings(self) -> int:
+        """How often the body was posed so far (its link frames change only then)."""
+        return self._body.posings
+
+    @property
     def pose(self) -> Pose:
         """The person's pose: pelvis position and heading (yaw-only quaternion) where the body
         was last posed (by a step or a preview); made once per posing (the safety monitor and

@@ -39,7 +39,7 @@ import pybullet as p
 from ruckig import (ControlInterface, InputParameter, Result, Ruckig, RuckigError, Synchronization,
                     Trajectory)
 
-from hri.kinematics.urdf import JointSpec
+from hri.kinematics.batched_chain import BatchedChain
 from hri.robot.arm import RobotArm
 
 #: the measured arm's overshoot past the commanded rest, relative to the braking distance and
@@ -104,52 +104,6 @@ def link_names(client: int, body: int) -> dict[str, int]:
             for j in range(p.getNumJoints(body, physicsClientId=client))}
 
 
-class BatchedChain:
-    """Forward kinematics of a URDF chain of revolute and fixed joints for many configurations
-    at once: the frames of the links after each revolute joint. A fixed joint's transform goes
-    into the next revolute joint's origin (:attr:`fixed_after` keeps, per chain link, the
-    revolute frame it is rigid with and the transform from it), so a configuration costs one
-    batched 4x4 product per revolute joint."""
-
-    def __init__(self, joints: tuple[JointSpec, ...], base: np.ndarray):
-        self.base = base
-        origins, axes = [], []
-        pending = np.eye(4)
-        #: per chain link (index k: the child of joint k): (revolute frame index or -1 for the
-        #: base, transform from that frame to the link's)
-        self.fixed_after: list[tuple[int, np.ndarray]] = []
-        for joint in joints:
-            if joint.kind in ("revolute", "continuous"):
-                origins.append(pending @ joint.origin)
-                axes.append(np.asarray(joint.axis, dtype=float))
-                pending = np.eye(4)
-                self.fixed_after.append((len(origins) - 1, np.eye(4)))
-            elif joint.kind == "fixed":
-                pending = pending @ joint.origin
-                self.fixed_after.append((len(origins) - 1, pending.copy()))
-            else:
-                raise ValueError(f"joint {joint.name} is {joint.kind}: the braking bound takes "
-                                 "revolute and fixed joints")
-        self.origins = np.array(origins)
-        k = np.array([[[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]] for a in axes])
-        self.rot_k = self.origins[:, :3, :3] @ k          # O K
-        self.rot_k2 = self.origins[:, :3, :3] @ k @ k     # O K^2
-
-    def frames(self, q: np.ndarray) -> np.ndarray:
-        """(configurations, revolute joints, 4, 4): the frame after each revolute joint in the
-        world for each row of ``q``."""
-        n, count = len(q), len(self.origins)
-        joint = np.broadcast_to(self.origins, (n, count, 4, 4)).copy()
-        angles = q[:, :, None, None]
-        joint[:, :, :3, :3] += np.sin(angles) * self.rot_k + (1.0 - np.cos(angles)) * self.rot_k2
-        out = np.empty((n, count, 4, 4))
-        frame = self.base
-        for k in range(count):
-            frame = frame @ joint[:, k]
-            out[:, k] = frame
-        return out
-
-
 class BrakingBound:
     """S_s and T_s of the arm from its state (see the module doc)."""
 
@@ -203,9 +157,7 @@ class BrakingBound:
         world = np.eye(4)
         world[:3, :3] = np.array(p.getMatrixFromQuaternion(state[5])).reshape(3, 3)
         world[:3, 3] = state[4]
-        frame, offset = rigid[names[link]]
-        at = batched.frames(arm.joint_positions()[None, :])[0, frame] @ offset
-        batched.base = world @ np.linalg.inv(at)
+        batched.place(arm.joint_positions(), *rigid[names[link]], world)
         return cls(batched, {frame: np.vstack(found) for frame, found in points.items()}, arm.joint_reach, np.array(arm.config.max_acceleration),
                    np.array(arm.config.max_jerk), dt)
 

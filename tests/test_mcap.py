@@ -103,8 +103,10 @@ def test_tool_and_pelvis_at_sampled_times_are_the_simulations(runs) -> None:
         tool, pelvis = truth.at[log_time]
         for frame, pose in (("robot/tool", tool), ("person/pelvis", pelvis)):
             tf = frames[frame]
-            got = (tf.translation.x, tf.translation.y, tf.translation.z,
-                   tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w)
+            rotation = (tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w)
+            if sum(a * b for a, b in zip(rotation, pose.orientation)) < 0.0:  # q and -q: one rotation
+                rotation = tuple(-c for c in rotation)
+            got = (tf.translation.x, tf.translation.y, tf.translation.z, *rotation)
             assert got == pytest.approx(pose.position + pose.orientation, abs=1e-6), (log_time, frame)
 
 

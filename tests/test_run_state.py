@@ -10,6 +10,7 @@ import pytest
 
 import hri.run.sim as sim_module
 from hri.run.sim import Simulation
+from hri.run.state import _links
 from hri.scenario.load import load_scenario
 
 
@@ -31,11 +32,14 @@ class Collect:
             state, sim = run.state(), run._sim
             assert state.t == pytest.approx(run.step_count * run.dt, abs=1e-12)
             assert state.robot.positions == tuple(sim.robot.joint_positions())
-            assert state.robot.tool == sim.robot.tool_pose()
             assert state.people[0].zone == sim.monitor.zone
             bodies = run.bodies()
-            assert bodies.robot["tool"] == (state.robot.tool.position, state.robot.tool.orientation)
+            tool = sim.robot.tool_pose()
+            assert bodies.robot["tool"] == (tool.position, tool.orientation)
             assert set(bodies.people) == {person.name for person in sim.people}
+            for person in sim.people:  # kept between posings: the frames PyBullet gives now
+                assert bodies.people[person.name] == _links(sim.client, person.plugin.body_id,
+                                                            run._body_names().people[person.name])
             self.checked += 1
 
     def finish(self, run) -> None:  # the events the run's closing emitted after the last step

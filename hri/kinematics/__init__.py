@@ -23,7 +23,9 @@ Modules: :mod:`~hri.kinematics.transforms` (rotations, 4x4 transforms, pose conv
 Denavit-Hartenberg table: :func:`read_dh`; its chain and its URDF body),
 :mod:`~hri.kinematics.arm_model` (the arm a scenario names; the shipped robots, :func:`shipped_dh`),
 :mod:`~hri.kinematics.chain` (:class:`Chain`:
-forward kinematics, Jacobian), :mod:`~hri.kinematics.ik` (:func:`solve`, :class:`IkResult`),
+forward kinematics, Jacobian), :mod:`~hri.kinematics.batched_chain` (a revolute chain's frames for
+many configurations at once), :mod:`~hri.kinematics.link_frames` (a body's named frames from its
+joint positions), :mod:`~hri.kinematics.ik` (:func:`solve`, :class:`IkResult`),
 :mod:`~hri.kinematics.interpolate` (:func:`cartesian_line`, :func:`joint_path`).
 """
 

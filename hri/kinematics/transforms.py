@@ -143,6 +143,25 @@ def matrix_quaternion(r: np.ndarray) -> Quaternion:
     return tuple(float(sign * c / norm) for c in q)  # type: ignore[return-value]
 
 
+def bullet_quaternion(r: Sequence[Sequence[float]]) -> Quaternion:
+    """The unit quaternion ``(x, y, z, w)`` of the rotation ``r`` (rows, plain floats or an
+    array) with the sign Bullet's ``btMatrix3x3::getRotation`` gives it, so that a frame
+    computed here and one PyBullet reports agree component by component: ``w > 0`` where the
+    trace is positive, else the component of the largest diagonal entry positive."""
+    trace = r[0][0] + r[1][1] + r[2][2]
+    if trace > 0.0:
+        s = math.sqrt(trace + 1.0)
+        f = 0.5 / s
+        return ((r[2][1] - r[1][2]) * f, (r[0][2] - r[2][0]) * f, (r[1][0] - r[0][1]) * f, 0.5 * s)
+    i = (2 if r[1][1] < r[2][2] else 1) if r[0][0] < r[1][1] else (2 if r[0][0] < r[2][2] else 0)
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = math.sqrt(r[i][i] - r[j][j] - r[k][k] + 1.0)
+    f = 0.5 / s
+    q = [0.0, 0.0, 0.0, (r[k][j] - r[j][k]) * f]
+    q[i], q[j], q[k] = 0.5 * s, (r[j][i] + r[i][j]) * f, (r[k][i] + r[i][k]) * f
+    return q[0], q[1], q[2], q[3]
+
+
 def quaternion_multiply(a: Sequence[float], b: Sequence[float]) -> Quaternion:
     """Hamilton product ``a * b`` of ``(x, y, z, w)`` quaternions (apply b, then a)."""
     ax, ay, az, aw = a

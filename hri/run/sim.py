@@ -52,6 +52,7 @@ from hri.run.robot_shapes import RobotShapes
 from hri.base.mqueue import RunQueues, cleanup_stale
 from hri.workcell.parts import PartManager, PersonHand
 from hri.robot.arm import RobotArm
+from hri.kinematics.link_frames import LinkFrames
 from hri.net import Network
 from hri.scenario.model import MEASURED, PFL_MODES, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
@@ -59,7 +60,8 @@ from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.sensor_view import SensorView
 from hri.run.ssm_control import SsmController, SsmTerms
 from hri.run.state import (NO_CHANGES, BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies,
-                           capture_shapes, capture_step, status_lines, trajectory_row, tree_changes)
+                           capture_shapes, capture_step, robot_link_frames, status_lines, trajectory_row,
+                           tree_changes)
 from hri.run.stats import EventLog, PersonStats, RunStats, TrajectoryLog
 from hri.run.tree_host import TickResult, TreeHost
 from hri.run.tree_process import RemoteTreeHost, queue_plan
@@ -80,7 +82,7 @@ class RunView:
     (:mod:`hri.run.state`), made when first asked in a step; ``client`` is the PyBullet
     client, for rendering the workcell."""
 
-    __slots__ = ("_sim", "_state", "_state_key", "_bodies", "_bodies_at", "_names", "_shapes")
+    __slots__ = ("_sim", "_state", "_state_key", "_bodies", "_bodies_at", "_names", "_shapes", "_robot_frames")
 
     def __init__(self, sim: "Simulation") -> None:
         self._sim = sim
@@ -90,6 +92,7 @@ class RunView:
         self._bodies_at = -1
         self._names: BodyNames | None = None
         self._shapes: WorldShapes | None = None
+        self._robot_frames: LinkFrames | None | bool = False  # False: not calibrated yet
 
     def state(self) -> StepState:
         """The state after the current step (made again when events came since it was made)."""
@@ -130,13 +133,22 @@ class RunView:
         moves them only there."""
         self._sim.parts.place_riders()
 
-    def bodies(self) -> BodyPoses:
-        """Every robot link's, person link's and part's world pose after the current step."""
+    def bodies(self, robot_too: bool = True) -> BodyPoses:
+        """Every robot link's, person link's and part's world pose after the current step;
+        without ``robot_too`` the robot's may be left out (a reader that computes them from the
+        joints with :meth:`robot_frames`)."""
         sim = self._sim
-        if self._bodies is None or self._bodies_at != sim.step_count:
-            self._bodies = capture_bodies(sim, self._body_names())
+        if self._bodies is None or self._bodies_at != sim.step_count or robot_too and not self._bodies.robot:
+            self._bodies = capture_bodies(sim, self._body_names(), robot_too)
             self._bodies_at = sim.step_count
         return self._bodies
+
+    def robot_frames(self) -> LinkFrames | None:
+        """The robot's frames of :meth:`bodies` as functions of its joint positions (calibrated
+        at the first asking; None where they must be read: :func:`robot_link_frames`)."""
+        if self._robot_frames is False:
+            self._robot_frames = robot_link_frames(self._sim, self._body_names())
+        return self._robot_frames
 
     @property
     def client(self) -> int:

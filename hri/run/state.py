@@ -5,14 +5,16 @@ file) reads a run through these frozen dataclasses, not through the simulation's
 :class:`hri.run.sim.RunView` makes them only when asked, at most once per physics step (and
 again only when events came after it was made), so a run nobody watches pays nothing:
 
-- :class:`StepState` (``RunView.state()``): the simulated time, the robot's joints, tool pose
-  and motion, each person's pelvis (root) pose, zone and separation, the safety state
+- :class:`StepState` (``RunView.state()``): the simulated time, the robot's joints and
+  motion, each person's pelvis (root) pose, zone and separation, the safety state
   (:class:`SafetyState`), the events of the step and the node statuses of each tree that
   changed in it;
 - :class:`StepNews` (``RunView.news()``): only the step's events and tree changes, which cost
   nothing to give (an output that logs every event asks this every step);
-- :class:`BodyPoses` (``RunView.bodies()``): the world frame of every robot link, every link
-  of each person's body, and every part: costlier (one PyBullet query per body), so asked apart;
+- :class:`BodyPoses` (``RunView.bodies()``): the world frame of every robot link and of its
+  tool, every link of each person's body, and every part: costlier (one PyBullet query per
+  body), so asked apart; ``RunView.robot_frames()`` gives the robot's as functions of its
+  joints (:func:`robot_link_frames`), for a reader that need not read them each time;
 - :class:`WorldShapes` (``RunView.shapes()``, once a run): the collision shapes of the room,
   the furniture, the robot's links, the people's links and a part, in their frames.
 
@@ -25,11 +27,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+import numpy as np
 import pybullet as p
 
 from hri.base.geometry import Pose
+from hri.kinematics.batched_chain import BatchedChain
+from hri.kinematics.chain import Chain
+from hri.kinematics.link_frames import LinkFrames
+from hri.kinematics.transforms import pose_matrix
 from hri.run.monitor import strictest, zone_of
 from hri.run.robot_shapes import link_names
 
@@ -41,13 +48,12 @@ Simulation = PersonRun = Any
 @dataclass(frozen=True)
 class RobotState:
     """The arm after a step: joint positions (rad) and velocities (rad/s) in
-    :attr:`joint_names` order, the tool link's world pose, the motion status, the velocity
-    fraction the trees set and the cap the safety function put on it."""
+    :attr:`joint_names` order, the motion status, the velocity fraction the trees set and the
+    cap the safety function put on it (its link and tool frames: :class:`BodyPoses`)."""
 
     joint_names: tuple[str, ...]
     positions: tuple[float, ...]
     velocities: tuple[float, ...]
-    tool: Pose
     status: str
     velocity_fraction: float
     cap: float
@@ -185,7 +191,7 @@ def _robot(sim: Simulation) -> RobotState:
     robot = sim.robot
     states = p.getJointStates(robot.body_id, list(robot.model.indices), physicsClientId=sim.client)
     return RobotState(tuple(robot.model.names), tuple(float(s[0]) for s in states),
-                      tuple(float(s[1]) for s in states), robot.tool_pose(), robot.status.value,
+                      tuple(float(s[1]) for s in states), robot.status.value,
                       float(robot.velocity_fraction), float(robot.safety_cap))
 
 
@@ -250,27 +256,90 @@ def _links(client: int, body: int, names: Mapping[int, str], kinematics: bool = 
 
 
 class BodyNames:
-    """The link names of the robot's and the people's bodies, read once per run."""
+    """The link names of the robot's and the people's bodies, read once per run, and each
+    person's link frames as last read, with the posing they were read after (a body is posed at
+    the person rate: a sample between two posings reads nothing)."""
 
     def __init__(self, sim: Simulation) -> None:
         self.robot = link_names(sim.client, sim.robot.body_id)
         self.people = {person.name: link_names(sim.client, person.plugin.body_id) for person in sim.people}
+        self.read: dict[str, tuple[int, Mapping[str, Frame]]] = {}
+
+    def person_links(self, client: int, person: PersonRun) -> Mapping[str, Frame]:
+        """``person``'s link frames now (read again only after a posing)."""
+        posings, last = self.read.get(person.name, (-1, None))
+        if posings != person.plugin.posings:
+            last = _links(client, person.plugin.body_id, self.people[person.name], kinematics=False)
+            self.read[person.name] = (person.plugin.posings, last)
+        return last
 
 
-def capture_bodies(sim: Simulation, names: BodyNames) -> BodyPoses:
+def capture_bodies(sim: Simulation, names: BodyNames, robot_too: bool = True) -> BodyPoses:
     """The :class:`BodyPoses` of ``sim`` now (a part riding a belt where the parts' own state
-    has it: PyBullet is told only before a query or a picture)."""
+    has it: PyBullet is told only before a query or a picture); without ``robot_too`` the
+    robot's frames are left out (a reader that has them from :func:`robot_link_frames`)."""
     client = sim.client
-    robot = dict(_links(client, sim.robot.body_id, names.robot))
-    robot["tool"] = sim.robot.tool_frame()
-    tool_body = getattr(sim.robot, "tool_body", None)
-    if tool_body is not None:
-        robot["tool_body"] = p.getBasePositionAndOrientation(tool_body, physicsClientId=client)
-    people = {person.name: _links(client, person.plugin.body_id, names.people[person.name], kinematics=False)
-              for person in sim.people}
+    robot: dict[str, Frame] = {}
+    if robot_too:
+        robot.update(_links(client, sim.robot.body_id, names.robot))
+        robot["tool"] = sim.robot.tool_frame()
+        tool_body = getattr(sim.robot, "tool_body", None)
+        if tool_body is not None:
+            robot["tool_body"] = p.getBasePositionAndOrientation(tool_body, physicsClientId=client)
+    people = {person.name: names.person_links(client, person) for person in sim.people}
     parts = {part.number: (tuple(part.riding.position), part.riding.orientation) if part.riding is not None
              else p.getBasePositionAndOrientation(part.body_id, physicsClientId=client) for part in sim.parts.parts}
     return BodyPoses(MappingProxyType(robot), MappingProxyType(people), MappingProxyType(parts))
+
+
+def _rigid_frames(sim: Simulation, names: BodyNames, chain: Chain, batched: BatchedChain) -> list[int] | None:
+    """Per robot link of ``names`` (base first), the revolute frame of ``batched`` it is rigid
+    with (-1: the base); None where a link moves with a joint outside the chain."""
+    body, client = sim.robot.body_id, sim.client
+    rigid_of = {chain.link_names[0]: -1, **{link: frame for link, (frame, _offset) in
+                                             zip(chain.link_names[1:], batched.fixed_after)}}
+
+    def up(link: int, to: Callable[[int], bool]) -> int | None:
+        """From ``link`` up through fixed joints to the first link ``to`` takes (None: a
+        joint that moves is in the way)."""
+        while not to(link):
+            info = p.getJointInfo(body, link, physicsClientId=client)
+            if info[2] != p.JOINT_FIXED:
+                return None
+            link = info[16]
+        return link
+
+    base = {name: index for index, name in names.robot.items()}.get(chain.link_names[0], -1)
+    if up(base, lambda link: link == -1) is None:
+        return None  # the chain's base moves against the body's base
+    found = [up(link, lambda link: link == -1 or names.robot[link] in rigid_of) for link in names.robot]
+    rigid = [None if link is None else rigid_of.get(names.robot[link], -1) for link in found]
+    return None if None in rigid else rigid  # type: ignore[return-value]
+
+
+def robot_link_frames(sim: Simulation, names: BodyNames) -> LinkFrames | None:
+    """The robot's frames of :func:`capture_bodies` (its links by name, ``tool``, ``tool_body``)
+    as functions of its joint positions, calibrated on the frames PyBullet gives now; None
+    where a link moves with a joint outside the arm's chain (a hand's fingers) or the chain
+    has other joints than revolute and fixed ones: then they are read."""
+    robot, client = sim.robot, sim.client
+    chain = robot.arm_model.chain()
+    try:
+        batched = BatchedChain(chain.joints, np.eye(4))
+    except ValueError:
+        return None
+    rigid = _rigid_frames(sim, names, chain, batched)
+    if rigid is None:
+        return None
+    frames = _links(client, robot.body_id, names.robot)
+    world = [pose_matrix(frames[name]) for name in names.robot.values()]
+    tool = names.robot[robot.model.tool_link]
+    q = robot.joint_positions()
+    batched.place(q, *batched.fixed_after[chain.link_names.index(tool) - 1], pose_matrix(frames[tool]))
+    tools = ["tool"] + (["tool_body"] if getattr(robot, "tool_body", None) is not None else [])
+    tool_rigid = rigid[list(names.robot).index(robot.model.tool_link)]
+    return LinkFrames.calibrated(batched, q, [*names.robot.values(), *tools], rigid + [tool_rigid] * len(tools),
+                                 world + [pose_matrix(frames[tool])] * len(tools))
 
 
 def _shapes_of(client: int, body: int, link: int, frame: tuple | None = None) -> tuple[Shape, ...]:

@@ -13,6 +13,7 @@ message that no sink takes (a live server nobody is subscribed to) is not built.
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, TypeVar
 
@@ -27,6 +28,7 @@ from hri.bt.status import IDLE
 
 if TYPE_CHECKING:
     from hri.base.geometry import Pose
+    from hri.kinematics.link_frames import LinkFrames
     from hri.run.state import Shape
 
 T = TypeVar("T")
@@ -163,9 +165,14 @@ def event_log(event: Mapping[str, Any]) -> Log:
 class ChannelWriter:
     """The run's channels on one context with ``sinks`` (all ended again if the start fails);
     ``trees``: each tree's nodes in pre-order (``depth``, ``id``, ``name``), whose statuses its
-    ``tree_status`` events change."""
+    ``tree_status`` events change; ``robot``: the robot's frames from its joint positions
+    (``robot/NAME`` on ``/tf``, before a sample's own frames), or None where a sample carries
+    them."""
 
-    def __init__(self, sinks: Sequence[Sink], trees: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+    def __init__(self, sinks: Sequence[Sink], trees: Mapping[str, Sequence[Mapping[str, Any]]],
+                 robot: LinkFrames | None = None) -> None:
+        self._robot = robot
+        self._robot_names = () if robot is None else tuple(f"robot/{name}" for name in robot.names)
         self._opened: list[Sink] = []
         self._scene_wanted = False  # set from a live server's thread when a client subscribes to /scene
         self._scene_source: Callable[[], Scene] | None = None
@@ -237,15 +244,17 @@ class ChannelWriter:
                joints: tuple[Sequence[str], Sequence[float], Sequence[float]], safety: Mapping[str, Any],
                parts: frozenset[int]) -> None:
         """One sample: every moving frame's name and its world frame (seven ``values`` each:
-        position, quaternion), the robot's joints (names, positions, velocities), the safety
-        numbers; the parts there now (one that appeared gets its entity, one that went is
-        deleted)."""
+        position, quaternion; the robot's left out where the writer has ``robot``), the robot's
+        joints (names, positions, velocities), the safety numbers; the parts there now (one
+        that appeared gets its entity, one that went is deleted)."""
         if self._scene_wanted and self._scene_source is not None:
             self._scene_wanted = False
             self.scene(self._scene_source, t)
         log_time, stamp = ns(t), _stamp(t)
         self._update_parts(parts, t)
         if self._tf.has_sinks():
+            if self._robot is not None:  # single precision, as PyBullet gives link frames: the file compresses as well
+                names, values = (*self._robot_names, *names), [*array("f", self._robot.values(joints[1])), *values]
             self._tf.log(FrameTransforms(transforms=_transforms(names, values, stamp)), log_time=log_time)
         if self._joints.has_sinks():
             self._joints.log(JointStates(timestamp=stamp, joints=[

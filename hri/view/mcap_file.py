@@ -14,7 +14,11 @@ from 0):
   translucent floor patches, the robot's links, the people's links as their collision shapes
   and the parts, each in a frame of its own (``robot/LINK``, ``PERSON/LINK``, ``part/N``);
   again whenever a part appears or goes;
-- ``/tf`` (FrameTransforms): every one of those frames from ``world``, at ``rate_hz``;
+- ``/tf`` (FrameTransforms): every one of those frames from ``world``, at ``rate_hz``; the
+  robot's computed by the writer from the joint positions (:meth:`hri.run.sim.RunView.robot_frames`:
+  the run reads no link frames of the arm, the costliest read of a sample), the same frames
+  PyBullet gives within its single-precision link frames (about 3e-7; a quaternion's sign
+  may differ where a rotation's diagonal ties);
 - ``/robot/joint_states`` (JointStates) and ``/safety`` (JSON: plottable numbers), at ``rate_hz``;
 - ``/trees/TREE`` (JSON): every node's status, in pre-order, after each tick that changed one
   (its ``tree_status`` event: what ``hri render --run`` draws);
@@ -44,6 +48,7 @@ from hri.view.writer_process import WriterProcess, use_process
 from hri.workcell.world import ZONE_COLORS, zone_triangles, zones_by_size
 
 if TYPE_CHECKING:
+    from hri.kinematics.link_frames import LinkFrames
     from hri.run.sim import RunView
     from hri.run.state import BodyPoses, Frame, StepState
 
@@ -166,6 +171,7 @@ class ChannelPublisher:
         self._written = 0
         self._parts: tuple[int, ...] | None = None  # the parts of the frames' names
         self._names: tuple[str, ...] = ()
+        self._robot: LinkFrames | None = None  # the robot's frames from its joints (None: read)
 
     # --- the observer -------------------------------------------------------------------
     def start(self, run: RunView) -> None:
@@ -176,12 +182,13 @@ class ChannelPublisher:
                      for name, log in run.status_logs.items()}
             own = use_process() if self.process is None else self.process
             files = [sink for sink in self.sinks if own and isinstance(sink, McapFile)]
+            self._robot = run.robot_frames()
             if files:
                 what = ", ".join(f"{sink.option} {sink.path}" for sink in files)
-                self.writers.append(WriterProcess(files, trees, what))
+                self.writers.append(WriterProcess(files, trees, what, self._robot))
             others = [sink for sink in self.sinks if sink not in files]
             if others:
-                self.writers.append(ChannelWriter(others, trees))
+                self.writers.append(ChannelWriter(others, trees, self._robot))
             self._write_scene(run)
             self._take_news(run)
             self._sample(run)
@@ -221,7 +228,7 @@ class ChannelPublisher:
         writers = [writer for writer in self.writers if writer.wants_samples()]
         if not writers:
             return  # a live server with nobody subscribed: nothing read
-        state, bodies = run.state(), run.bodies()
+        state, bodies = run.state(), run.bodies(robot_too=self._robot is None)
         robot = state.robot
         parts = tuple(bodies.parts)
         if parts != self._parts:  # the names change only with the parts

@@ -24,6 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable, Mapping, Sequence
 
 from hri.base.errors import HriError
+from hri.kinematics.link_frames import LinkFrames
 from hri.view.channel_writer import ChannelWriter, Scene, Sink
 
 #: messages go to the child in batches of this many: a write to the pipe wakes the child, which
@@ -44,7 +45,8 @@ def use_process() -> bool:
 class WriterProcess:
     """The writer's methods, carried out in a child process (see the module docstring)."""
 
-    def __init__(self, sinks: Sequence[Sink], trees: Mapping[str, Sequence[Mapping[str, Any]]], what: str) -> None:
+    def __init__(self, sinks: Sequence[Sink], trees: Mapping[str, Sequence[Mapping[str, Any]]], what: str,
+                 robot: LinkFrames | None = None) -> None:
         # what: the sinks in words (the option and its path), for the one line of an error
         self.what = what
         ours, theirs = socket.socketpair()
@@ -63,7 +65,7 @@ class WriterProcess:
         self._ended = False
         self._batch: list[tuple] = []
         try:
-            self._send((list(sinks), {name: list(nodes) for name, nodes in trees.items()}))
+            self._send((list(sinks), {name: list(nodes) for name, nodes in trees.items()}, robot))
             reply = self._reply()
         except BaseException:
             self._abandon()
@@ -153,8 +155,8 @@ def _serve(conn: Connection) -> None:
     then carry out the messages until ``end``; the run's process gone (the pipe closed):
     discard."""
     try:
-        sinks, trees = pickle.loads(conn.recv_bytes())
-        writer = ChannelWriter(sinks, trees)
+        sinks, trees, robot = pickle.loads(conn.recv_bytes())
+        writer = ChannelWriter(sinks, trees, robot)
     except BaseException as err:  # noqa: BLE001 - any failure is the one line the run reports
         conn.send(f"{type(err).__name__}: {err}")
         return
