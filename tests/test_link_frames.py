@@ -22,13 +22,14 @@ def _same_rotation(a, b) -> np.ndarray:
     return -a if float(np.dot(a, b)) < 0.0 else a
 
 
-@pytest.mark.parametrize("scenario", ["coexistence", "coexistence_ur5"])
-def test_the_frames_are_pybullets_in_sampled_configurations(scenario: str) -> None:
-    with Simulation(load_scenario(scenario), 1) as sim:
+@pytest.mark.parametrize("scenario, sets", [("coexistence", []), ("coexistence_ur5", ["safety.mode=ssm"])])
+def test_the_frames_are_pybullets_in_sampled_configurations(scenario: str, sets: list[str]) -> None:
+    with Simulation(load_scenario(scenario, sets), 1) as sim:
         frames = sim.view.robot_frames()
         assert frames is not None
         robot, client = sim.robot, sim.client
-        assert frames.names[:-1] == (*sim.view.bodies().robot,)[:-1]  # the links, tool, (tool_body)
+        assert frames.names == tuple(sim.view.bodies().robot)  # the links, tool (and the tool's body in SSM)
+        assert ("tool_body" in frames.names) == bool(sets)
         rng = np.random.default_rng(7)
         lower = np.maximum(robot.model.lower, -np.pi)
         upper = np.minimum(robot.model.upper, np.pi)
