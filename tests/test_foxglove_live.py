@@ -11,6 +11,7 @@ connected too); a port in use is refused with one line.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import struct
 import subprocess
@@ -173,10 +174,12 @@ def _garbage(port: int, received: list) -> None:
             received.append(ws.recv(timeout=10))
 
 
-def test_a_client_sending_garbage_and_going_does_not_change_the_run(without, tmp_path) -> None:
+def test_a_client_sending_garbage_and_going_does_not_change_the_run(without, tmp_path, capfd) -> None:
     results, received = _serve(_garbage, tmp_path / "out")
     assert len(received) == 5
     assert results == without
+    said = capfd.readouterr().err.splitlines()  # what the SDK logged of the clients: one line, at the end
+    assert len(said) == 1 and re.fullmatch(r"Foxglove: \d+ client problems? while the run went \(the last: .+\)", said[0])
 
 
 def test_a_port_in_use_is_refused_with_one_line_before_the_run(tmp_path) -> None:
