@@ -58,6 +58,17 @@ class BatchedChain:
             out[:, k] = frame
         return out
 
+    def stacked(self, q: np.ndarray) -> np.ndarray:
+        """(1 + revolute joints, 4, 4): :attr:`base`, then the frame after each revolute joint,
+        in the one configuration ``q`` (:meth:`frames`' arithmetic on plain 4x4 products: a
+        third of its time for a single row)."""
+        joints = self.origins.copy()
+        joints[:, :3, :3] += np.sin(q)[:, None, None] * self.rot_k + (1.0 - np.cos(q))[:, None, None] * self.rot_k2
+        frames = [self.base]
+        for joint in joints:
+            frames.append(frames[-1] @ joint)
+        return np.array(frames)
+
     def place(self, q: np.ndarray, frame: int, offset: np.ndarray, world: np.ndarray) -> None:
         """Set :attr:`base` so that the link ``offset`` from revolute frame ``frame`` (-1: the
         base) is at ``world`` (4x4) in configuration ``q``: the chain's base in the world, from

@@ -50,28 +50,13 @@ class LinkFrames:
                    world: Sequence[np.ndarray]) -> "LinkFrames":
         """The frames that are at ``world`` (4x4 each) in configuration ``q``; ``chain.base``
         must be placed already (:meth:`BatchedChain.place`)."""
-        stacked = cls._stacked(chain, np.asarray(q, dtype=float))
+        stacked = chain.stacked(np.asarray(q, dtype=float))
         offsets = [np.linalg.solve(stacked[k + 1], frame) for k, frame in zip(rigid, world)]
         return cls(chain, names, rigid, np.array(offsets).reshape(len(names), 4, 4))
 
-    @staticmethod
-    def _stacked(chain: BatchedChain, q: np.ndarray) -> np.ndarray:
-        """The chain's base, then the frame after each revolute joint, in one configuration
-        (:meth:`BatchedChain.frames`' arithmetic on plain 4x4 products: a third of its time for
-        a single row)."""
-        joints = chain.origins.copy()
-        joints[:, :3, :3] += np.sin(q)[:, None, None] * chain.rot_k + (1.0 - np.cos(q))[:, None, None] * chain.rot_k2
-        frames = [chain.base]
-        for joint in joints:
-            frames.append(frames[-1] @ joint)
-        return np.array(frames)
-
-    def matrices(self, q: Sequence[float]) -> np.ndarray:
-        """(frames, 4, 4): every named frame in the world in configuration ``q``."""
-        return self._distinct(q)[self._of]
-
     def _distinct(self, q: Sequence[float]) -> np.ndarray:
-        return self._stacked(self.chain, np.asarray(q, dtype=float))[self._index] @ self._offsets
+        """The frames named once (:attr:`_of` maps every name to one), 4x4 each, at ``q``."""
+        return self.chain.stacked(np.asarray(q, dtype=float))[self._index] @ self._offsets
 
     def values(self, q: Sequence[float]) -> list[float]:
         """Seven numbers per named frame, in :attr:`names` order: position and quaternion

@@ -334,12 +334,13 @@ def robot_link_frames(sim: Simulation, names: BodyNames) -> LinkFrames | None:
     frames = _links(client, robot.body_id, names.robot)
     world = [pose_matrix(frames[name]) for name in names.robot.values()]
     tool = names.robot[robot.model.tool_link]
+    tool_world = world[list(names.robot).index(robot.model.tool_link)]
     q = robot.joint_positions()
-    batched.place(q, *batched.fixed_after[chain.link_names.index(tool) - 1], pose_matrix(frames[tool]))
+    batched.place(q, *batched.fixed_after[chain.link_names.index(tool) - 1], tool_world)
     tools = ["tool"] + (["tool_body"] if getattr(robot, "tool_body", None) is not None else [])
     tool_rigid = rigid[list(names.robot).index(robot.model.tool_link)]
     return LinkFrames.calibrated(batched, q, [*names.robot.values(), *tools], rigid + [tool_rigid] * len(tools),
-                                 world + [pose_matrix(frames[tool])] * len(tools))
+                                 world + [tool_world] * len(tools))
 
 
 def _shapes_of(client: int, body: int, link: int, frame: tuple | None = None) -> tuple[Shape, ...]:
