@@ -211,6 +211,7 @@ class RobotArm:
         self.failure: str | None = None  # why the last command FAILED (robot.service names them)
         self.velocity_fraction: float = float(config.velocity_fraction)
         self.safety_cap: float = 1.0  # set by a safety function below the trees (SSM)
+        self.cycles = 0  # control cycles run (step calls): how old a bound taken from the state is
         self._motion: JointMotion | None = None
         self._target: Pose | None = None
         self._goal: np.ndarray | None = None
@@ -320,6 +321,11 @@ class RobotArm:
         self.safety_cap = float(cap)
 
     @property
+    def motion_line(self) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """The straight segment the command runs now (:attr:`JointMotion.line`), if any."""
+        return None if self._motion is None else self._motion.line
+
+    @property
     def effective_fraction(self) -> float:
         """The velocity fraction the motion runs at: the trees', capped by :attr:`safety_cap`."""
         return min(self.velocity_fraction, self.safety_cap)
@@ -328,6 +334,7 @@ class RobotArm:
 
     def step(self, dt: float) -> None:
         """Advance the online trajectory by ``dt`` and command the motors (before stepSimulation)."""
+        self.cycles += 1
         motion = self._ensure_motion(dt)
         if self._status in (MotionStatus.MOVING, MotionStatus.STOPPING):
             progress = motion.update(self.effective_fraction)
@@ -344,13 +351,43 @@ class RobotArm:
 
     # -- measurements -----------------------------------------------------------------
 
+    def _joint_states(self) -> tuple:
+        """PyBullet's joint states of the arm now."""
+        return p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
+
     def joint_positions(self) -> np.ndarray:
-        states = p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
-        return np.array([s[0] for s in states])
+        return np.array([s[0] for s in self._joint_states()])
+
+    def joint_position_list(self) -> list[float]:
+        """The measured joint positions, as plain floats."""
+        return [state[0] for state in self._joint_states()]
+
+    def reach_from(self, reference: list[float]) -> float:
+        """How far any point of the arm (its tool and a carried part included) can be from where
+        it was at the joint positions ``reference``: ``sum_i reach_i |q_i - reference_i|`` with
+        the measured joints now (a turn of joint i moves a point along an arc no longer than
+        its reach times the angle)."""
+        return self._reach(self._joint_states(), reference)
+
+    def lag_m(self) -> float:
+        """How far the measured arm's points can be from where the command has them
+        (:meth:`reach_from` the commanded joint positions)."""
+        return self.reach_from(self._motion.position_list if self._motion is not None else self._hold.tolist())
+
+    def joint_speeds_and_reach(self, reference: list[float] | None) -> tuple[float, float, float]:
+        """:meth:`joint_speeds` and :meth:`reach_from` ``reference`` (0 for None) from one read."""
+        states = self._joint_states()
+        speeds = [abs(state[1]) for state in states]
+        reach = 0.0 if reference is None else self._reach(states, reference)
+        return (max(map(operator.truediv, speeds, self._max_velocity)),
+                sum(map(operator.mul, speeds, self._joint_reach)), reach)
+
+    def _reach(self, states: tuple, reference: list[float]) -> float:
+        """``sum_i reach_i |q_i - reference_i|`` for the joint states ``states``."""
+        return sum(r * abs(state[0] - q) for r, state, q in zip(self._joint_reach, states, reference))
 
     def joint_velocities(self) -> np.ndarray:
-        states = p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
-        return np.array([s[1] for s in states])
+        return np.array([s[1] for s in self._joint_states()])
 
     def joint_speed_fraction(self) -> float:
         """max_i |qdot_i| / vmax_i, measured."""
@@ -359,7 +396,7 @@ class RobotArm:
     def joint_speeds(self) -> tuple[float, float]:
         """From the measured joint speeds: max_i |qdot_i| / vmax_i, and an upper bound (m/s) of
         any robot point's speed, sum_i reach_i |qdot_i| (cheaper than :meth:`fastest_point_speed`)."""
-        states = p.getJointStates(self.body_id, self._joints, physicsClientId=self.client)
+        states = self._joint_states()
         speeds = [abs(state[1]) for state in states]
         # map with operator's functions: the same arithmetic as generators, 40 % faster (every
         # step while the person is guarded)

@@ -27,10 +27,15 @@ braking from sampled states: never below.
 after N more cycles of the hardest jerk towards more speed (per joint, in the direction it
 moves), those cycles' travel included. SSM's controller decides now what the arm does until it
 looks again; :class:`StateStops` is how it asks.
+
+Two bounds need no forward kinematics: :meth:`BrakingBound.quick` (the joints' reaches times how
+far each joint gets) from a state, and :meth:`BrakingBound.line` over a whole straight segment
+of the arm's motion (from rest to rest, phase synchronised), taken once per segment.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -108,7 +113,7 @@ class BrakingBound:
     """S_s and T_s of the arm from its state (see the module doc)."""
 
     def __init__(self, chain: BatchedChain, points: dict[int, np.ndarray], joint_reach: np.ndarray,
-                 max_acceleration: np.ndarray, max_jerk: np.ndarray, dt: float):
+                 max_velocity: np.ndarray, max_acceleration: np.ndarray, max_jerk: np.ndarray, dt: float):
         self.chain = chain
         self.links = sorted(points)
         self.points = np.zeros((len(self.links), max(len(points[k]) for k in self.links), 3))
@@ -117,6 +122,7 @@ class BrakingBound:
         homogeneous = np.concatenate([self.points, np.ones(self.points.shape[:2] + (1,))], axis=2)
         self._points_t = homogeneous.transpose(0, 2, 1).copy()  # (links, 4, points)
         self.reach = [float(r) for r in joint_reach]
+        self.max_velocity = np.asarray(max_velocity, dtype=float)
         self.max_acceleration = np.asarray(max_acceleration, dtype=float)
         self.max_jerk = np.asarray(max_jerk, dtype=float)
         self._max_acceleration, self._max_jerk = self.max_acceleration.tolist(), self.max_jerk.tolist()
@@ -131,6 +137,7 @@ class BrakingBound:
         self._inp.max_jerk = self.max_jerk.tolist()
         self._inp.target_velocity = [0.0] * dof
         self._inp.target_acceleration = [0.0] * dof
+        self._zeros = [0.0] * dof
         self._cache: tuple[tuple, Stop] | None = None  # the last exact stop, by commanded state
 
     @classmethod
@@ -158,21 +165,34 @@ class BrakingBound:
         world[:3, :3] = np.array(p.getMatrixFromQuaternion(state[5])).reshape(3, 3)
         world[:3, 3] = state[4]
         batched.place(arm.joint_positions(), *rigid[names[link]], world)
-        return cls(batched, {frame: np.vstack(found) for frame, found in points.items()}, arm.joint_reach, np.array(arm.config.max_acceleration),
-                   np.array(arm.config.max_jerk), dt)
+        return cls(batched, {frame: np.vstack(found) for frame, found in points.items()}, arm.joint_reach,
+                   arm.model.max_velocity, np.array(arm.config.max_acceleration), np.array(arm.config.max_jerk), dt)
 
-    def _calculate(self, position: list[float], velocity: list[float], acceleration: list[float]) -> Trajectory:
-        """ruckig's braking from this commanded state, as the arm's motion computes it."""
-        inp = self._inp
+    def _calculate(self, position: list[float], velocity: list[float], acceleration: list[float],
+                   trajectory: Trajectory | None = None) -> Trajectory:
+        """ruckig's braking from this commanded state, as the arm's motion computes it (into
+        ``trajectory``, by default one kept for it)."""
+        inp, trajectory = self._inp, trajectory or self._trajectory
         inp.current_position, inp.current_velocity, inp.current_acceleration = position, velocity, acceleration
         for synchronization in (Synchronization.Phase, Synchronization.No):
             inp.synchronization = synchronization
             try:
-                if self._otg.calculate(inp, self._trajectory) in (Result.Working, Result.Finished):
-                    return self._trajectory
+                if self._otg.calculate(inp, trajectory) in (Result.Working, Result.Finished):
+                    return trajectory
             except RuckigError:
                 pass
         raise RuntimeError(f"ruckig found no braking from {velocity} rad/s, {acceleration} rad/s^2")
+
+    def extrema(self, velocity: list[float], acceleration: list[float]) -> tuple[list[float], list[float], float]:
+        """How far below and above where it starts each joint gets over the braking from this
+        commanded velocity and acceleration, and the braking's duration. ruckig's
+        ``position_extrema`` also count the trajectory's final position as the position
+        interface sets it, which braking (the velocity interface) leaves as it was: 0 in a new
+        trajectory, an earlier braking's end in a kept one. So the braking is taken from 0 into a
+        new trajectory, where that value is its start."""
+        trajectory = self._calculate(self._zeros, velocity, acceleration, Trajectory(len(velocity)))
+        extrema = trajectory.position_extrema
+        return [e.min for e in extrema], [e.max for e in extrema], trajectory.duration
 
     def braking(self, position: list[float], velocity: list[float], acceleration: list[float]) -> np.ndarray:
         """The commanded positions of the braking from this state, one row per control cycle
@@ -277,19 +297,73 @@ class BrakingBound:
         else:
             positions, start = [], state.position.tolist()
             velocity, acceleration = state.velocity.tolist(), state.acceleration.tolist()
-        trajectory = self._calculate(start, velocity, acceleration)
+        low, high, duration = self.extrema(velocity, acceleration)
         here = state.position.tolist()
-        far = [max(abs(extrema.max - q), abs(extrema.min - q)) for extrema, q in zip(trajectory.position_extrema, here)]
+        far = [max(abs(s + top - q), abs(s + bottom - q)) for s, bottom, top, q in zip(start, low, high, here)]
         for row in positions[:-1]:  # the last is the braking's start, within its extrema
             far = [max(f, abs(x - q)) for f, x, q in zip(far, row, here)]
-        steps = max(1, math.ceil(trajectory.duration / self.dt - 1e-9))
+        steps = max(1, math.ceil(duration / self.dt - 1e-9))
         return Stop(sum(r * f for r, f in zip(self.reach, far)), (ahead + steps) * self.dt)
+
+    def line(self, start: np.ndarray, end: np.ndarray, scale: float) -> Stop:
+        """:meth:`quick`'s stop bounded over a whole straight segment of the arm's motion, from
+        rest at ``start`` to rest at ``end`` with every joint within ``scale`` times its top
+        speed (:attr:`JointMotion.line <hri.robot.motion.JointMotion.line>`): phase
+        synchronised, the joints move as one coordinate along the segment, whose speed,
+        acceleration and jerk the most constrained joint limits. The braking from its worst
+        state (as :func:`~hri.robot.stopping.worst_state` for one coordinate: accelerating at
+        the most that still lets it reach its top speed at zero acceleration) stays on the
+        segment's line and goes farther than from any other state on it (the braking distance
+        grows with the speed and the acceleration), so the stop holds on every cycle of the
+        segment: taken once per segment instead of once per cycle. It covers a braking one
+        cycle after the segment's end too, when the next segment may have begun from rest."""
+        after = self._from_rest  # the next segment's first cycle
+        limits = self._line_limits(start, end, scale)
+        if limits is None:
+            return after
+        top, most, jerk = limits
+        acceleration = min(most, math.sqrt(2.0 * jerk * top))
+        speed = top - acceleration ** 2 / (2.0 * jerk)
+        direction = end - start
+        worst = self.quick(JointState(start, start, speed * direction, acceleration * direction))
+        # T_s counts from the decision, one cycle before the braking begins
+        return Stop(max(worst.distance_m, after.distance_m), max(worst.time_s + self.dt, after.time_s))
+
+    @functools.cached_property
+    def _from_rest(self) -> Stop:
+        """:meth:`quick`'s stop one cycle after rest (the same wherever the arm rests)."""
+        rest = np.zeros(len(self.reach))
+        return self.quick(JointState(rest, rest, rest, rest), ahead=1)
+
+    def line_speed_m_s(self, start: np.ndarray, end: np.ndarray, scale: float) -> float:
+        """No point of the commanded arm moves faster on that segment (:meth:`line`): its top
+        speed along the line times ``sum_i joint_reach_i |end_i - start_i|``."""
+        limits = self._line_limits(start, end, scale)
+        return 0.0 if limits is None else limits[0] * self.reach_m(end, start)
+
+    def _line_limits(self, start: np.ndarray, end: np.ndarray, scale: float) -> tuple[float, float, float] | None:
+        """The segment's top speed, acceleration and jerk along the line (its length 1), set
+        by the most constrained joint; None for a segment of no length."""
+        span = np.abs(end - start)
+        moving = span > 0.0
+        if not np.any(moving):
+            return None
+        return (scale * float(np.min(self.max_velocity[moving] / span[moving])),
+                float(np.min(self.max_acceleration[moving] / span[moving])),
+                float(np.min(self.max_jerk[moving] / span[moving])))
 
     def margin(self, commanded: Stop, state: JointState, moved_m: float) -> Stop:
         """A commanded stop's S_s and T_s for the arm in ``state``: plus the measured lag,
         plus ``moved_m`` (how far the arm's points can have gone since the command's position
         the stop was taken at), with the tracking margins."""
-        return self._margin(commanded.distance_m + self.lag_m(state) + moved_m, commanded.time_s)
+        return self.with_lag(commanded, self.lag_m(state) + moved_m)
+
+    @staticmethod
+    def with_lag(commanded: Stop, lag_m: float) -> Stop:
+        """A commanded stop's S_s and T_s for an arm whose points can be ``lag_m`` from where
+        the command has them (the measured lag, and what the arm can have moved since), with
+        the tracking margins."""
+        return BrakingBound._margin(commanded.distance_m + lag_m, commanded.time_s)
 
     def displacement_m(self, start: np.ndarray, end: np.ndarray) -> float:
         """The farthest any point of the arm is from where it was, with the arm at joint
@@ -324,7 +398,9 @@ class StateStops:
     it is taken once in ``REUSE_CYCLES`` cycles, for the braking ``REUSE_CYCLES`` cycles later
     (the hardest jerk until then: a bound of every state the arm reaches in those cycles, and
     of their braking), and each step in between adds how far the arm's points can have moved
-    since it was taken (``sum_i joint_reach_i |q_i - q_i(then)|``) and the lag now."""
+    since it was taken (``sum_i joint_reach_i |q_i - q_i(then)|``) and the lag now. The quick
+    bound is reused so too (over the arm's cycles, :attr:`RobotArm.cycles`), and the straight
+    segment's for as long as the arm runs that segment."""
 
     def __init__(self, arm: RobotArm, dt: float):
         self.arm = arm
@@ -332,6 +408,9 @@ class StateStops:
         self.latest: Stop | None = None  # the controller's of this step, None when it asked none
         self._taken: tuple[Stop, np.ndarray] | None = None  # the commanded bound and its position
         self._age = 0
+        self._quick: tuple[Stop, np.ndarray, int] | None = None  # quick's bound, its position and cycle
+        # the motion's straight segment, its commanded stop and speed, and the cycle and stop of the last ask
+        self._line: tuple[tuple, Stop, float, int, Stop | None] | None = None
 
     def ahead(self) -> Stop:
         """S_s and T_s for the braking one control cycle from now (set as :attr:`latest`)."""
@@ -347,10 +426,41 @@ class StateStops:
 
     def quick(self) -> Stop:
         """S_s and T_s for the braking one control cycle from now, bounded without the forward
-        kinematics (:meth:`BrakingBound.quick`, ``REUSE_CYCLES`` ahead): looser than
-        :meth:`ahead`, and a ninth of its cost. Not :attr:`latest` until :meth:`take` makes it so."""
+        kinematics (:meth:`BrakingBound.quick`, ``REUSE_CYCLES`` ahead, reused as :meth:`ahead`
+        reuses its bound: taken once in ``REUSE_CYCLES`` of the arm's cycles, plus how far the
+        arm can have gone since): looser than :meth:`ahead`, and cheaper. Not :attr:`latest`
+        until :meth:`take` makes it so."""
         state = JointState.of(self.arm)
-        return self.bound.margin(self.bound.quick(state, REUSE_CYCLES), state, 0.0)
+        kept, cycle = self._quick, self.arm.cycles
+        if kept is None or not 0 <= cycle - kept[2] < REUSE_CYCLES:
+            kept = self._quick = (self.bound.quick(state, REUSE_CYCLES), state.position, cycle)
+            return self.bound.margin(kept[0], state, 0.0)
+        return self.bound.margin(kept[0], state, self.bound.moved_m(kept[1], state))
+
+    def line(self) -> Stop | None:
+        """S_s and T_s of a braking from any cycle of the straight segment the arm's command is
+        on (:meth:`BrakingBound.line`, taken once per segment), with the lag now; None off such
+        a segment. Not :attr:`latest` until :meth:`take` makes it so."""
+        line, cycle = self.arm.motion_line, self.arm.cycles
+        if line is None:
+            return None
+        kept = self._line
+        if kept is None or kept[0] is not line:
+            kept = self._line = (line, self.bound.line(*line), self.bound.line_speed_m_s(*line), -1, None)
+        if kept[3] != cycle:  # the lag now, once per cycle (the controller and the watch both ask)
+            stop = self.bound.with_lag(kept[1], self.arm.lag_m())
+            kept = self._line = (*kept[:3], cycle, stop)
+        return kept[4]
+
+    def line_growth_m_s(self, stop: Stop) -> float | None:
+        """How fast :meth:`line`'s stop can grow while the arm stays on its segment, if
+        ``stop`` is that stop of this cycle (else None): only its lag changes, by no more than
+        the measured arm (``speed_capability``) and the command (the segment's speed,
+        :meth:`BrakingBound.line_speed_m_s`) move apart."""
+        kept = self._line
+        if kept is None or kept[4] is not stop or kept[3] != self.arm.cycles or kept[0] is not self.arm.motion_line:
+            return None
+        return self.arm.speed_capability() + kept[2]
 
     def take(self, stop: Stop) -> None:
         """The controller decided this step on ``stop`` (a :meth:`quick` one): it is

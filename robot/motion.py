@@ -71,6 +71,9 @@ class JointMotion:
         self._zeros = [0.0] * self.dof
         self._scale: float | None = None  # the velocity scale and target ruckig's input holds
         self._target: object = _UNSET
+        # (start, end, scale) while the command runs the one calculation of a straight segment
+        # from rest at ``start`` to rest at ``end`` under velocity scale ``scale``; None otherwise
+        self.line: tuple[np.ndarray, np.ndarray, float] | None = None
 
     # -- the commanded state ----------------------------------------------------------
 
@@ -130,9 +133,12 @@ class JointMotion:
         if scale != self._scale:  # setting ruckig's input lists costs: only what changed
             self._scale = scale
             inp.max_velocity = (self.max_velocity * scale).tolist()
+            self.line = None  # ruckig plans anew from where the command is
         target = None if self._braking or holding or self._index >= len(self._waypoints) else self._index
         if self._target is _UNSET or target != self._target:
             self._target = target
+            self.line = None if target is None or not self.at_rest else (
+                self.position, self._waypoints[target], scale)
             if target is None:
                 inp.control_interface = ControlInterface.Velocity
             else:
@@ -182,6 +188,7 @@ class JointMotion:
         advanced by a cycle): the retry is a new calculation from the cycle's start state, so the
         cycle advances once."""
         self._otg.reset()
+        self.line = None  # off the straight joint path
         self._inp.synchronization = Synchronization.No
         try:
             return self._calculate()

@@ -256,3 +256,68 @@ def test_the_braking_bound_covers_a_carried_part_on_sampled_states() -> None:
         assert len(farther) >= 10 and any(farther)
     finally:
         s.close()
+
+
+def test_a_straight_segment_s_stop_covers_every_cycle_of_it(sim: Sim) -> None:
+    """A move from rest to rest runs straight segments in joint space (phase synchronised): on
+    every cycle of one, the command lies on the segment's line, and the segment's stop taken on
+    the cycle before (once per segment, with the lag then) is not below the forward kinematics'
+    bound of the braking from the state now, one cycle later (T_s counted from that decision),
+    the next segment's first cycle included. The braking measured from states sampled along the
+    segments (the arm put at the state) stays within the segment's stop too."""
+    arm = sim.arm
+    arm.set_velocity_fraction(1.0)
+    arm.move_to_joints(HOME)
+    sim.run_while_moving()
+    stops, fresh = StateStops(arm, DT), BrakingBound.for_arm(arm, DT)
+    offsets = [[1.2, -0.3, -0.5, 1.0, 0.6, 1.5], [-0.8, 0.4, 0.6, -1.2, -0.5, -1.0], [0.3, 0.1, -0.2, 0.4, 0.9, -0.7],
+               [-0.9, -0.4, 0.3, -0.6, 0.2, 0.8]]
+    lines, held, samples, before = set(), 0, [], None
+    for offset in offsets:
+        arm.move_to_joints(np.array(HOME) + np.array(offset))
+        while arm.status == MotionStatus.MOVING:
+            state, line = JointState.of(arm), arm.motion_line
+            if before is not None:  # the stop decided on the cycle before
+                exact = fresh.stop(state)
+                assert before.distance_m >= exact.distance_m and before.time_s >= exact.time_s + DT - 1e-12
+                held += 1
+            before = None if line is None else stops.line()
+            if line is not None:
+                start, end, _ = line
+                along, off = end - start, state.position - start
+                if along @ along > 0.0:  # on the line
+                    assert np.linalg.norm(off - (off @ along) / (along @ along) * along) < 1e-9
+                lines.add(id(line))
+                if len(lines) > len(samples) // 4 and held % 20 == 0:
+                    samples.append((JointState(state.position, state.position, state.velocity, state.acceleration),
+                                    fresh.line(*line)))
+            sim.step()
+    assert held > 300 and len(lines) >= len(offsets)
+    tracker = PointTracker(arm)
+    for state, commanded in samples:
+        measured, model = measure_stop(arm, DT, state, tracker), fresh.with_lag(commanded, 0.0)
+        assert measured.distance_m <= model.distance_m and measured.time_s <= model.time_s, (measured, model)
+    assert len(samples) >= 10
+
+
+def test_the_braking_s_extrema_are_where_the_joints_go(sim: Sim) -> None:
+    """How far each joint gets below and above its start over a braking (the quick bound's
+    reach) holds every position of the braking, sampled finely, and is those positions' own
+    extremes, also for a joint that hardly moves and after other brakings (ruckig's
+    ``position_extrema`` there can count a final position the braking never sets: 0 rad, or an
+    earlier braking's end)."""
+    bound = BrakingBound.for_arm(sim.arm, DT)
+    rng = np.random.default_rng(3)
+    arm = sim.arm
+    amax = np.array(arm.config.max_acceleration)
+    for k in range(40):
+        q = rng.uniform(-2.0, 2.0, len(amax))
+        scale = 1e-3 if k % 4 == 0 else 1.0  # some states hardly moving
+        velocity = scale * arm.model.max_velocity * rng.uniform(-1.0, 1.0, len(q))
+        acceleration = scale * amax * rng.uniform(-1.0, 1.0, len(q))
+        low, high, duration = bound.extrema(velocity.tolist(), acceleration.tolist())
+        trajectory = bound._calculate(q.tolist(), velocity.tolist(), acceleration.tolist())
+        assert trajectory.duration == pytest.approx(duration, abs=1e-12)
+        sampled = np.array([trajectory.at_time(t)[0] for t in np.linspace(0.0, duration, 2001)]) - q
+        assert np.all(np.array(low) <= sampled.min(axis=0) + 1e-12) and np.all(np.array(high) >= sampled.max(axis=0) - 1e-12)
+        assert np.all(np.array(low) >= sampled.min(axis=0) - 1e-6) and np.all(np.array(high) <= sampled.max(axis=0) + 1e-6)

@@ -83,7 +83,7 @@ def _sweep(world, mode: str | None, seconds: float = 4.0) -> tuple[SafetyMonitor
     for k in range(int(seconds / DT)):
         t = k * DT
         if controller is not None:
-            controller.step(t, monitor.separation_bound(t + DT), monitor.joint_fraction())
+            controller.step(t, monitor.separation_bound(t + DT), monitor.joint_fraction)
         robot.step(DT)
         p.stepSimulation(physicsClientId=robot.client)
         monitor.step(t + DT, x, y)
@@ -129,10 +129,10 @@ def test_ssm_pfl_runs_at_full_speed_while_the_person_is_beyond_s_p(world):
     monitor = _monitor(world, PLAIN, terms)
     monitor.step(DT, 6.0, 5.0)
     controller = PflController("ssm+pfl", robot, terms, [monitor], DT, monitor.events.emit)
-    controller.step(DT, monitor.separation_bound(2 * DT), 0.0)
+    controller.step(DT, monitor.separation_bound(2 * DT), lambda: 0.0)
     assert robot.safety_cap == 1.0
     pfl_only = PflController("pfl", robot, terms, [monitor], DT, monitor.events.emit)
-    pfl_only.step(DT, monitor.separation_bound(2 * DT), 0.0)  # PFL alone: the nearest region's speed
+    pfl_only.step(DT, monitor.separation_bound(2 * DT), lambda: 0.0)  # PFL alone: the nearest region's speed
     assert 0.0 < robot.safety_cap < 0.2
 
 
@@ -149,7 +149,7 @@ def test_ssm_pfl_takes_the_stopping_distance_from_the_arm_s_state_as_ssm_does(wo
     separation = monitor.separation_bound(2 * DT)
     assert 2.0 < separation < terms.table.full(terms.person_m_s())
     controller = PflController("ssm+pfl", robot, terms, [monitor], DT, monitor.events.emit)
-    controller.step(DT, separation, 0.0)
+    controller.step(DT, separation, lambda: 0.0)
     assert robot.safety_cap == 1.0
 
 

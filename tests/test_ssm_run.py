@@ -3,13 +3,16 @@ trees keeps S_p, the monitor checks it and can fail, a preset runs without viola
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pybullet as p
 import pytest
 
 from hri.robot.scene import pose_tool_body
+from hri.robot.stopping import PointTracker
 from hri.run.sim import Simulation
 from hri.run.ssm_control import SsmController
 from hri.scenario.load import load_scenario
@@ -35,6 +38,12 @@ class Sample:
     person_y: float
     margin_m: float      # the oracle's separation less S_p at the robot's measured joint speeds
     cap: float = 1.0     # the controller's cap after the step (0: a protective stop)
+    bound_m: float = 0.0  # the monitor's lower bound of the separation after the step
+    held: bool = False   # the controller's decision for the step held full speed without looking
+    full_m: float = 0.0  # S_p at full speed with the arm's stop from its state now (the table's off a segment)
+    queried: bool = False  # the monitor took a separation query on the step
+    robot_share_m: float = 0.0  # the bound's share for the robot: how far its points can be from the query's
+    robot_moved_m: float = 0.0  # how far its link frames are from where they were at the last query
 
 
 def _separation(sim: Simulation) -> float:
@@ -51,14 +60,23 @@ def _walk(seconds: float = WALK_S) -> tuple[list[Sample], dict, Simulation]:
     scenario = load_scenario("coexistence", WALK_AT_ROBOT)
     with Simulation(scenario, seed=1) as sim:
         samples = []
+        terms, tracker, at_query = sim.ssm.terms, PointTracker(sim.robot), None
         for _ in range(int(seconds / sim.dt)):
+            held = sim._full_speed_held(sim.now())
             sim.step()
+            queried = sim.monitor.measured_t == sim.now()
+            if queried:
+                at_query = tracker.positions()
+            moved = 0.0 if at_query is None else float(np.linalg.norm(tracker.positions() - at_query, axis=1).max())
             separation = _separation(sim)
             # S_p as the monitor takes it: S_s and T_s from the arm's state where the controller
             # asked them this step
-            required = sim.ssm.terms.required_m(sim.robot.joint_speeds()[0], stop=sim.ssm.terms.latest_stop())
+            required = terms.required_m(sim.robot.joint_speeds()[0], stop=terms.latest_stop())
             samples.append(Sample(sim.now(), separation, sim.robot.fastest_point_speed(),
-                                  sim.plugin.pose.y, separation - required, sim.robot.safety_cap))
+                                  sim.plugin.pose.y, separation - required, sim.robot.safety_cap,
+                                  sim.monitor.separation_bound(sim.now()), held,
+                                  terms.required_m(1.0, stop=terms.state.line() if terms.state else None),
+                                  queried, sim.monitor._robot_moved(), moved))
         return samples, sim.stats.as_dict(), sim
 
 
@@ -69,9 +87,9 @@ def test_a_person_walking_at_the_working_robot_finds_it_at_rest_and_no_violation
     # S_s from the arm's state lets it work on while the person stands at the table's edge,
     # slower as the person comes nearer, until S_p no longer fits: then it rests
     assert samples[-1].person_y <= 1.76  # the walk ended by the table
-    last_second = [s for s in samples if s.t >= samples[-1].t - 1.0]
-    assert all(s.speed_m_s < rest for s in last_second)
-    assert min(s.separation_m for s in last_second) >= INTRUSION_M
+    standing = [s for s in samples if s.t >= samples[-1].t - 0.9]  # the person at the table
+    assert all(s.speed_m_s < rest for s in standing)
+    assert min(s.separation_m for s in standing) >= INTRUSION_M
     moving = [s for s in samples if s.speed_m_s >= rest]
     assert min(s.separation_m for s in moving) >= INTRUSION_M
     # the test's oracle: S_p kept on every step the robot moved outside a protective stop
@@ -79,6 +97,72 @@ def test_a_person_walking_at_the_working_robot_finds_it_at_rest_and_no_violation
     assert stats["safety_violations"] == 0
     assert sim.ssm.stops >= 1  # counted into the statistics when a run finishes
     assert stats["ssm_margin_min_m"] >= -1e-4
+
+
+def test_the_monitor_s_separation_bound_never_exceeds_the_separation():
+    """The bound the controller acts on (the last query less how far the person can have come
+    and how far the robot's points can be from where they were at it) is at most the oracle's
+    separation on every step of the walk, up to what the queries themselves differ from the
+    oracle (the person's body as its last step posed it, up to a person step ahead, against the
+    oracle's body posed for the physics step: about a centimetre)."""
+    samples, _stats, _sim = _walk()
+    posing = max(s.bound_m - s.separation_m for s in samples if s.queried)
+    assert 0.0 <= posing < 0.02
+    assert max(s.bound_m - s.separation_m for s in samples) <= posing + 1e-9
+    assert sum(s.separation_m - s.bound_m < 0.05 for s in samples if not s.queried) > 20  # and tight at times
+    # the robot's share covers how far its points went since the query, and matters
+    assert min(s.robot_share_m - s.robot_moved_m for s in samples) >= -1e-6  # PyBullet rounds the frames
+    assert max(s.robot_moved_m for s in samples) > 0.05
+
+
+def test_full_speed_held_without_looking_keeps_s_p_at_full_speed():
+    """Where the controller held full speed without looking (a window after a decision with
+    room to spare), the oracle's separation after the step keeps S_p at full speed, with the
+    arm's straight segment's stop then (the lag then included) or the table's; coexistence
+    holds it on most steps."""
+    scenario = load_scenario("coexistence", ["safety.mode=ssm"])
+    with Simulation(scenario, seed=1) as sim:
+        terms, held, spare = sim.ssm.terms, 0, []
+        for _ in range(int(20.0 / sim.dt)):
+            was_held = sim._full_speed_held(sim.now())
+            sim.step()
+            if was_held:
+                line = terms.state.line()
+                full = min(terms.required_m(1.0), math.inf if line is None else terms.required_m(1.0, stop=line))
+                spare.append(_separation(sim) - full)
+                held += 1
+    assert held > 0.5 * 20.0 / sim.dt
+    assert min(spare) >= 0.0
+
+
+def test_a_window_holds_only_decisions_that_looking_would_make(monkeypatch):
+    """The controller driven by a separation that falls as fast as the bound may (the window's
+    decay rate), from 8 m down to 3 m and again, the robot at work: every decision a window held is
+    one the controller, looking, would also have made at full speed (S_p at full speed fits by
+    the table, or by the arm's segment's stop or its quick bound then); and windows hold many."""
+    scenario = load_scenario("coexistence", ["safety.mode=ssm"])
+    with Simulation(scenario, seed=1) as sim:
+        window, terms, dt = sim.ssm_window, sim.ssm.terms, sim.dt
+        tooth_s = 5.0 / window.decay_m_s
+
+        def falling(t: float, reported: float | None) -> float:
+            return 8.0 - window.decay_m_s * ((t - 2.0) % tooth_s)
+
+        monkeypatch.setattr(sim, "_controller_separation", falling)
+        sim.run(2.0)
+        held, short = 0, []
+        for _ in range(int(10.0 / dt)):
+            t = sim.now()
+            if sim._full_speed_held(t):
+                held += 1
+                v_h = terms.person_m_s()
+                room = falling(t, None) - (v_h + sim.ssm._robot_top_m_s) * dt
+                stops = [terms.state.line(), terms.state.quick()]
+                full = min([terms.required_m(1.0, v_h)] + [terms.required_m(1.0, v_h, stop) for stop in stops if stop])
+                short.append(room - full)
+            sim.step()
+    assert min(short) >= 0.0
+    assert held > 1000
 
 
 def test_the_monitor_counts_a_violation_when_the_robot_ignores_s_p(monkeypatch):

@@ -144,9 +144,9 @@ def instrumented_step(sim: "Simulation", timer: ExclusiveTimer) -> str:
         sim.plugin.preview(t, sim.dt)
         pop()
     posed = bool(animation)
-    if sim.ssm is not None:
+    if sim.ssm is not None and not sim._full_speed_held(t):
         push("ssm")
-        sim.ssm.step(t, sim._controller_separation(t, reported), sim.monitor.joint_fraction())
+        sim.ssm.step(t, sim._controller_separation(t, reported), sim.monitor.joint_fraction)
         pop()
     push("robot")
     sim.robot.step(sim.dt)

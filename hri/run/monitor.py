@@ -260,8 +260,13 @@ class SafetyMonitor:
         self._touching = False  # the person is inside the robot at rest (a touch, counted once)
         # the PFL modes: the robot may touch the person; power and force limiting judges how hard
         self.contact_by_pfl = contact_by_pfl
+        # SSM mode: the robot's share of the separation bound is how far its points can be from
+        # where they were at the last query, from the joints (separation_bound), not its top speed
+        self._moved_bound = ssm is not None and ssm_invariant
+        self._joints_then: list[float] | None = None  # the robot's joints at the last query (SSM)
+        self._moved = (-1, 0.0)  # (step, the robot's share) of the last bound asked (SSM)
         # ssm_invariant: S_p is the safety function's invariant (not in the PFL modes, whose is PFL's)
-        self._ssm_watch = None if ssm is None else SsmWatch(self, ssm, ssm_invariant)
+        self.ssm_watch = None if ssm is None else SsmWatch(self, ssm, ssm_invariant)
         self.pfl = None if pfl is None else PflMonitor(client, person_body, self.shapes, pfl, self.link_names,
                                                       self.closing_speed * dt, stats, events, self._who, person)
 
@@ -317,7 +322,11 @@ class SafetyMonitor:
         """The joint speed fraction and a bound of any point's speed, once per step."""
         if self._joints_at != self.steps:
             self._joints_at = self.steps
-            self._joint_figures = self.robot.joint_speeds()
+            if self._moved_bound:  # the robot's share of the separation bound from the same read
+                fraction, bound, moved = self.robot.joint_speeds_and_reach(self._joints_then)
+                self._joint_figures, self._moved = (fraction, bound), (self.steps, moved)
+            else:
+                self._joint_figures = self.robot.joint_speeds()
         return self._joint_figures
 
     def _check_speed(self, t: float, zone: str) -> None:
@@ -414,8 +423,24 @@ class SafetyMonitor:
     def separation_due(self, t: float) -> bool:
         """A separation query is due at time ``t`` for the statistics (the schedule above; the
         person must be posed for it). SSM's own queries are decided after the step
-        (:class:`~hri.run.ssm_watch.SsmWatch`), which poses the body itself."""
-        return t >= self.next_separation_t - 1e-12
+        (:class:`~hri.run.ssm_watch.SsmWatch`), which poses the body itself. In SSM mode, where
+        the schedule's robot share is its top speed, a query due by the schedule waits while
+        the bound from the robot's joints (:meth:`separation_bound`) keeps the gap above the
+        floor until ``t``, and is scheduled again for when it could reach it."""
+        if t < self.next_separation_t - 1e-12:
+            return False
+        if not self._moved_bound or self.proxemics or not math.isfinite(self.last_separation):
+            return True
+        room = self.separation_bound(self.now) - self.closing_speed * max(0.0, t - self.now) - self._floor()
+        if room <= 0.0:
+            return True
+        self.next_separation_t = t + room / self.closing_speed
+        return False
+
+    def _floor(self) -> float:
+        """How close the schedule lets the gap come before a query: the smallest separation so
+        far, at most ``EXACT_M`` and at least ``CONTACT_M``."""
+        return max(CONTACT_M, min(self.person.min_separation_m, EXACT_M))
 
     def _closest(self):
         """PyBullet's closest point pair of the person and the robot (None beyond the cutoff).
@@ -444,6 +469,11 @@ class SafetyMonitor:
         if not math.isfinite(self.last_separation):
             return
         unused = 0.0 if self.person_speed is None else PERSON_MAX_SPEED_M_S - self.person_speed()
+        if self._moved_bound:  # the robot's share comes from its joints (separation_bound)
+            if unused:
+                self.next_separation_t += unused * self.dt / self.closing_speed
+                self._bound_origin += unused * self.dt / PERSON_MAX_SPEED_M_S
+            return
         if self._joints_at == self.steps:
             unused += self.robot_capability - self._joint_figures[1]
         if unused:
@@ -453,8 +483,21 @@ class SafetyMonitor:
 
     def separation_bound(self, t: float) -> float:
         """A lower bound of the separation at ``t`` from the last query: the gap closes no
-        faster than the closing speed, less what the robot and the person left unused since."""
-        return self.last_separation - self.closing_speed * max(0.0, t - self._bound_origin)
+        faster than the closing speed, less what the robot and the person left unused since.
+        In SSM mode, the last query less how far the person can have come by ``t`` (its top
+        speed, less what it left unused) and how far the robot's points can be now from where
+        they were at the query (:meth:`RobotArm.reach_from`, read once per step): a robot point
+        moves no farther than its path, often much less."""
+        if not self._moved_bound:
+            return self.last_separation - self.closing_speed * max(0.0, t - self._bound_origin)
+        person = PERSON_MAX_SPEED_M_S * max(0.0, t - self._bound_origin)
+        return self.last_separation - person - self._robot_moved()
+
+    def _robot_moved(self) -> float:
+        """How far the robot's points can be from where they were at the last query (SSM)."""
+        if self._moved[0] != self.steps:
+            self.joint_speeds()  # reads the joints once per step, and the robot's share with them
+        return self._moved[1]
 
     def _update_separation(self, posed: bool, ahead_s: float) -> None:
         if posed and self.separation_due(self.now + ahead_s):
@@ -467,6 +510,9 @@ class SafetyMonitor:
         distance = closest[8] if closest is not None else SEPARATION_CUTOFF_M
         self.last_separation = distance
         self.measured_t = self._bound_origin = self.now
+        if self._moved_bound:
+            self._joints_then = self.robot.joint_position_list()
+            self._moved = (self.steps, 0.0)
         if distance < -PENETRATION_TOLERANCE_M:
             self._interpenetration(closest)
         elif self._touching and distance >= 0.0:
@@ -474,8 +520,7 @@ class SafetyMonitor:
         if distance < self.person.min_separation_m:
             self.person.min_separation_m = distance
             self.closest = (self.now, closest)
-        floor = max(CONTACT_M, min(self.person.min_separation_m, EXACT_M))
-        wait = max(0.0, distance - floor)
+        wait = max(0.0, distance - self._floor())
         if self.proxemics:  # and before the gap can cross a bound of Hall's distances, either way
             wait = min(wait, min(abs(distance - bound) for _, bound in PROXEMICS))
         self.next_separation_t = self.now + wait / self.closing_speed
@@ -569,7 +614,7 @@ class SafetyMonitor:
             self._check_speed(t, zone)
         if self.stop_since is not None and not self.stopped_this_stay and self.rest_since is None:
             self._measure_intrusion(x, y)
-        if self.ssm is not None:
+        if self.ssm is not None and not self._moved_bound:
             self.joint_speeds()  # every step: the separation bound gains what the robot left unused
         self._credit_measured_speed()
         self._update_separation(posed, ahead_s)
@@ -577,8 +622,8 @@ class SafetyMonitor:
             self.person.proxemic_time_s[proxemic_zone(self.last_separation)] += self.dt
         if self.pfl is not None:
             self.pfl.step(t, posed, self.last_separation)
-        if self._ssm_watch is not None:
-            self._ssm_watch.after_step(t, zone)
+        if self.ssm_watch is not None:
+            self.ssm_watch.after_step(t, zone)
 
     def measure_posed(self) -> None:
         """Query the separation now, posing the person first if this step did not."""

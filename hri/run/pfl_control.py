@@ -116,10 +116,10 @@ class PflController:
         ``speed_m_s``."""
         return math.floor(speed_m_s / self._robot_top_m_s / CAP_STEP + 1e-9) * CAP_STEP
 
-    def step(self, t: float, separation_m: float, joint_fraction: float) -> None:
+    def step(self, t: float, separation_m: float, joint_fraction: Callable[[], float]) -> None:
         """Decide and set the cap for the arm's step from ``t``: ``separation_m`` is a lower
         bound of the separation at the step's end as if the robot stood still (the smallest of
-        any person's); ``joint_fraction`` is not needed (the cap holds whatever the speed)."""
+        any person's); ``joint_fraction`` is not asked (the cap holds whatever the speed)."""
         v_h = self.terms.person_m_s()
         closing = (v_h + self._robot_top_m_s) * self.dt
         for k, monitor in enumerate(self.monitors):  # what the last step closed at most

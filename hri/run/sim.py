@@ -58,7 +58,7 @@ from hri.scenario.model import MEASURED, PFL_MODES, ROBOT, PersonSetup, Scenario
 from hri.run.services import SimulationServices
 from hri.run.sensor import ApproachFilter, SafetySensor
 from hri.run.sensor_view import SensorView
-from hri.run.ssm_control import SsmController, SsmTerms
+from hri.run.ssm_control import FullSpeedWindow, SsmController, SsmTerms
 from hri.run.state import (NO_CHANGES, BodyNames, BodyPoses, StepNews, StepState, WorldShapes, capture_bodies,
                            capture_shapes, capture_step, robot_link_frames, status_lines, trajectory_row,
                            tree_changes)
@@ -280,6 +280,7 @@ class Simulation:
         self.faults: FaultInjector | None = None
         # safety.mode ssm: speed and separation monitoring; pfl, ssm+pfl: power and force limiting
         self.ssm: SsmController | PflController | None = None
+        self.ssm_window: FullSpeedWindow | None = None  # SSM with the ideal sensor: full speed held (FullSpeedWindow)
         self.sensor: SafetySensor | None = None  # safety.sensor: what SSM and the zones act on
         self.sensor_view: SensorView | None = None  # a mounted sensor's line of sight
         self.approach: ApproachFilter | None = None  # measured v_h without a sensor: the ideal sensor's
@@ -396,6 +397,9 @@ class Simulation:
                                      self.dt, self.events.emit)
         elif terms is not None:
             self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit, self.sensor)
+            if self.sensor is None and not scenario.several and terms.person_speed is None:
+                watch = self.monitor.ssm_watch
+                self.ssm_window = self.ssm.window = watch.window = FullSpeedWindow(self.monitor.closing_speed)
         if self._faults:
             targets = FaultTargets(self.plugin, self.actor_link, self.client, self.trees,
                                    {person.name: (person.plugin, person.link) for person in self.people})
@@ -563,6 +567,12 @@ class Simulation:
             self._hold_for_sensor(t, reported)
         return reported
 
+    def _full_speed_held(self, t: float) -> bool:
+        """Whether the SSM controller's decision at ``t`` is full speed without looking
+        (:class:`~hri.run.ssm_control.FullSpeedWindow`): then neither the separation nor the
+        joints are read for it."""
+        return self.ssm_window is not None and self.ssm_window.holds(t, self.robot)
+
     def _controller_separation(self, t: float, reported: float | None) -> float | None:
         """The one person's separation the SSM controller acts on: the sensor's report, or the
         ideal sensor's, the monitor's bound at the step's end."""
@@ -676,8 +686,8 @@ class Simulation:
         if not self.several:
             animation = self._animate(self.people[0], t)
             posed = bool(animation)
-            if self.ssm is not None:  # below the trees: it caps what they set, before the arm moves
-                self.ssm.step(t, self._controller_separation(t, reported), self.monitor.joint_fraction())
+            if self.ssm is not None and not self._full_speed_held(t):  # below the trees, before the arm moves
+                self.ssm.step(t, self._controller_separation(t, reported), self.monitor.joint_fraction)
             self._step_world()
             x, y = self._person_xy(posed)
             self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
@@ -687,7 +697,7 @@ class Simulation:
             if self.ssm is not None:  # the smallest bound of any person's separation
                 separation = (min(person.monitor.separation_bound(t + self.dt) for person in self.people)
                               if self.sensor is None else reported)
-                self.ssm.step(t, separation, self.monitor.joint_fraction())
+                self.ssm.step(t, separation, self.monitor.joint_fraction)
             self._step_world()
             self._monitor_people(animations)
             self._record_trajectory()

@@ -11,21 +11,24 @@ nothing while it stands still).
 
 :class:`SsmController` acts on every physics step, before the arm's own step. The separation
 it uses is the safety monitor's lower bound (``SafetyMonitor.separation_bound``): the last
-query of PyBullet's closest points between the person's body and the robot, less what the
-gap can have closed since at the two's top speeds (less what they measurably left unused);
-the monitor takes a new query while the controller caps the speed whenever the bound has
-fallen ``SSM_STALE_M`` below the last, on steps with the body posed anyway when the last is
+query of PyBullet's closest points between the person's body and the robot, less how far the
+person can have come since (its top speed, less what it left unused) and how far the robot's
+points can be from where they were at the query (from its joints); the monitor takes a new
+query while the controller caps the speed, or may soon, whenever the bound has fallen
+``SSM_STALE_M`` below the last, on steps with the body posed anyway when the last is
 ``SSM_REFRESH_S`` old, and when the controller would otherwise stop on the bound alone. The
-robot's speed is
-the larger of the fraction it runs at and the fraction its joints measure. The controller caps
-the arm's velocity fraction (:meth:`RobotArm.set_safety_cap`) at the largest one whose S_p
-fits the bound at the step's end less what the gap can close in one more step, (v_h + v_r) dt,
-rounded down to ``CAP_STEP``; where S_p at full speed by the table does not fit, S_s and T_s
-come from the arm's state: first its quick bound without the forward kinematics
-(:meth:`StateStops.quick`: cap 1 when S_p at full speed fits by it), else the forward
-kinematics' bound (:meth:`StateStops.ahead`). When S_p at the robot's present speed does not fit (or rest does
-not) it makes a protective stop: cap 0, which brakes as ``halt()`` does but keeps the motion,
-which goes on when the cap rises again. ``ssm_stop`` and ``ssm_resume`` events mark them.
+robot's speed is the larger of the fraction it runs at and the fraction its joints measure. The
+controller caps the arm's velocity fraction (:meth:`RobotArm.set_safety_cap`) at the largest
+one whose S_p fits the bound at the step's end less what the gap can close in one more step,
+(v_h + v_r) dt, rounded down to ``CAP_STEP``; where S_p at full speed by the table does not fit,
+S_s and T_s come from the arm's state: first the bound of the straight segment the arm runs
+(:meth:`StateStops.line`, once per segment) or its quick bound (:meth:`StateStops.quick`),
+neither with the forward kinematics (cap 1 when S_p at full speed fits by one), else the forward
+kinematics' bound (:meth:`StateStops.ahead`). With the ideal sensor, the settings' person speeds
+and one person, a full-speed decision with room to spare holds without looking for as many
+steps as the room lasts (:class:`FullSpeedWindow`). When S_p at the robot's present speed
+does not fit (or rest does not) it makes a protective stop: cap 0, which brakes as ``halt()``
+does but keeps the motion, which goes on when the cap rises again. ``ssm_stop`` and ``ssm_resume`` events mark them.
 Acting every step makes T_r one physics step (the settings' default). With a safety sensor,
 T_r is the report's age plus that step; over the age the controller knows where the robot was
 (the report carries its joints) and takes the report less how far the robot's points have moved
@@ -44,7 +47,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hri.robot.arm import RobotArm
-from hri.robot.braking import BrakingBound, StateStops, Stop
+from hri.robot.braking import TRACKING_MARGIN, BrakingBound, StateStops, Stop
 from hri.robot.stop_table import StopTable, TableStopping
 from hri.robot.stopping import StoppingModel
 from hri.run.sensor import SafetySensor
@@ -188,20 +191,32 @@ class SsmTerms:
 
     def full_speed_fits(self, room_m: float, full_m: float, person_m_s: float) -> bool:
         """Whether S_p at full speed fits ``room_m``: by the table's S_p at full speed
-        ``full_m`` (the arm's state then not asked), else by the quick bound from the arm's
-        state (taken as this step's stop). Where neither fits, :meth:`state_stop` is the stop."""
+        ``full_m`` (the arm's state then not asked), else by a stop from the arm's state
+        without the forward kinematics (:meth:`full_speed_stop`, taken as this step's stop).
+        Where none fits, :meth:`state_stop` is the stop."""
         state = self.state
         if room_m >= full_m:
             if state is not None:
                 state.forget()
             return True
-        if state is None:
+        stop = self.full_speed_stop(room_m, person_m_s)
+        if stop is None:
             return False
-        quick = state.quick()
-        if room_m < self.required_m(1.0, person_m_s, quick):
-            return False
-        state.take(quick)
+        state.take(stop)
         return True
+
+    def full_speed_stop(self, room_m: float, person_m_s: float) -> Stop | None:
+        """The first stop from the arm's state by which S_p at full speed fits ``room_m``: the
+        straight segment's (:meth:`StateStops.line`, once per segment), else the quick bound
+        (:meth:`StateStops.quick`); None when neither fits, or without a state model."""
+        state = self.state
+        if state is None:
+            return None
+        for ask in (state.line, state.quick):
+            stop = ask()
+            if stop is not None and room_m >= self.required_m(1.0, person_m_s, stop):
+                return stop
+        return None
 
     def state_stop(self) -> Stop | None:
         """S_s and T_s from the arm's state one cycle ahead (None without a state model)."""
@@ -232,6 +247,46 @@ class SsmTerms:
 CAP_STEP = 1.0 / 50.0
 
 
+@dataclass
+class FullSpeedWindow:
+    """How long full speed holds without the controller looking (ideal sensor, the settings'
+    person speeds, one person): the separation bound it acts on falls by at most
+    ``decay_m_s`` per second (the safety monitor's closing speed), so after a full-speed
+    decision with room to spare, the decisions of the next steps are full speed too, as long as
+    that room lasts. With a stop from a straight segment of the motion, only while the arm is
+    on that segment; the measured arm's lag behind the command, part of that stop, may grow
+    each step by as much as the measured arm and the command can move apart (``growth_m_s``).
+    The safety monitor's check after a step held may be skipped where :meth:`margin_m` leaves no
+    new smallest SSM margin possible."""
+
+    decay_m_s: float
+    until_t: float = -math.inf
+    line: object = None  # the segment (RobotArm.motion_line) the window's stop holds on; None: any
+    _opened: tuple[float, float, float] = (0.0, -math.inf, 0.0)  # (t, spare, fall per second)
+
+    def holds(self, t: float, robot: RobotArm) -> bool:
+        """Whether the decision at ``t`` is full speed without looking."""
+        return t < self.until_t and robot.safety_cap == 1.0 and (self.line is None or robot.motion_line is self.line)
+
+    def open(self, t: float, dt: float, spare_m: float, growth_m_s: float, line: object) -> None:
+        """After a full-speed decision at ``t`` whose room exceeded S_p at full speed by
+        ``spare_m``: the steps after it for which it still does."""
+        # the check after the last step held sees one more step of the lag's growth
+        spare = spare_m - (1.0 + TRACKING_MARGIN) * growth_m_s * dt
+        fall = self.decay_m_s + (1.0 + TRACKING_MARGIN) * growth_m_s
+        steps = math.floor(spare / (fall * dt)) if math.isfinite(spare) else 0
+        if steps >= 1:
+            self.until_t = t + (steps + 0.5) * dt
+            self.line = line
+            self._opened = (t, spare, fall)
+
+    def margin_m(self, t: float) -> float:
+        """The least SSM margin the monitor can find after the step whose decision at ``t`` the
+        window held: the separation less S_p at full speed, as the window's room falls."""
+        opened, spare, fall = self._opened
+        return spare - fall * (t - opened)
+
+
 class SsmController:
     """Caps the arm's speed every physics step so that the separation keeps S_p."""
 
@@ -255,13 +310,15 @@ class SsmController:
         self.stopped = False
         self.stops = 0
         self.separation_m = math.inf
+        self.window: FullSpeedWindow | None = None  # set by the simulation where it holds (FullSpeedWindow)
 
-    def step(self, t: float, separation_m: float | None, joint_fraction: float) -> None:
+    def step(self, t: float, separation_m: float | None, joint_fraction: Callable[[], float]) -> None:
         """Decide and set the cap for the arm's step from ``t``: ``separation_m`` is a lower
         bound of the separation at the step's end as if the robot stood still (with a safety
         sensor: its newest report, whose age and tolerance S_p's T_r and Z_d cover; None: the
         sensor's update was lost, a protective stop until it reports again),
-        ``joint_fraction`` the largest of the joints' measured speed fractions now."""
+        ``joint_fraction()`` the largest of the joints' measured speed fractions now (asked only
+        where full speed does not fit)."""
         if separation_m is None:
             self._follow(t, True, lost=True)
             self.robot.set_safety_cap(0.0)
@@ -272,13 +329,29 @@ class SsmController:
         self.separation_m = separation_m
         if self.terms.full_speed_fits(room, self.terms.full_m(), v_h):  # most steps
             self._full_speed(t)
+            if self.window is not None:
+                self._open_window(t, room, v_h)
             return
-        current = max(self.robot.effective_fraction, joint_fraction)
+        current = max(self.robot.effective_fraction, joint_fraction())
         state = self.terms.state_stop()  # S_s and T_s from the arm's state, where below the table's
         cap = self.terms.largest(room, v_h, state)
         stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m
         self._follow(t, stop)
         self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
+
+    def _open_window(self, t: float, room: float, v_h: float) -> None:
+        """After a full-speed decision: how many more steps it holds (:class:`FullSpeedWindow`),
+        by the table's S_p at full speed, or by the straight segment's stop; a quick stop holds
+        for this cycle only."""
+        stop, growth, line = self.terms.latest_stop(), 0.0, None
+        if stop is not None:
+            line = self.robot.motion_line
+            growth = self.terms.state.line_growth_m_s(stop)
+            if growth is None:
+                return
+        full = self.terms.required_m(1.0, v_h, stop)
+        if full >= NEAR_SEPARATION_M:  # v_h stays the far person's through the window
+            self.window.open(t, self.dt, room - full, growth, line)
 
     def _full_speed(self, t: float) -> None:
         """S_p at full speed fits: no stop, cap 1."""

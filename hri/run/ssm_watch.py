@@ -22,10 +22,12 @@ reports instead (:mod:`hri.run.sensor`), and the terms here are the truth's
 
 from __future__ import annotations
 
+import math
+
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hri.run.ssm_control import SsmTerms
+    from hri.run.ssm_control import FullSpeedWindow, SsmTerms
     from hri.run.stats import RunStats
 
 #: a separation this much below S_p is not a violation; PyBullet's closest-point distance is
@@ -72,12 +74,17 @@ class SsmWatch:
         # SSM controller's queries (hri.run.pfl_control takes its own)
         self.invariant = invariant
         self._stop: tuple[float, float] | None = None  # (since, T_s allowed) of a protective stop
+        self.window: FullSpeedWindow | None = None  # the controller's, where it holds (the simulation sets it)
 
     def after_step(self, t: float, zone: str) -> None:
         """The controller's query, if one is due, then the invariant."""
         if not self.invariant:
             return
         m = self.monitor
+        window = self.window
+        if window is not None and window.holds(t - m.dt, m.robot) and window.margin_m(t - m.dt) >= self.margin_floor():
+            self._stop = None  # full speed without looking, and no new smallest margin possible
+            return
         separation, full = m.separation_bound(t), self.terms.full_m()
         if m.measured_t != t and self._controller_due(t, separation, full):
             m.measure_posed()
@@ -88,8 +95,11 @@ class SsmWatch:
         """Whether the controller's next step needs a fresh query (the module's schedule);
         ``bound`` is the separation bound now, ``full`` S_p at full speed."""
         m = self.monitor
-        if bound - 2.0 * m.closing_speed * m.dt >= full:
+        ahead = bound - 2.0 * m.closing_speed * m.dt  # the bound after the controller's next step
+        if ahead >= full:
             return False  # the cap is 1 whatever the separation does in a step
+        if self._full_speed_holds(ahead):
+            return False
         if m.last_separation - bound >= SSM_STALE_M or m.posed and t - m.measured_t >= SSM_REFRESH_S:
             return True
         # the controller stops when S_p at the present speed does not fit its next bound:
@@ -97,6 +107,28 @@ class SsmWatch:
         current = max(m.robot.effective_fraction, m.joint_speeds()[0])
         bound = m.separation_bound(t + m.dt)
         return bound < self.terms.required_m(current, self.terms.person_m_s(bound), self.terms.latest_stop())
+
+    def _full_speed_holds(self, ahead: float) -> bool:
+        """Whether the controller ran this step at full speed and S_p at full speed by the stop
+        it took from the arm's state, or where the table decided by the first stop from the
+        state that fits (:meth:`SsmTerms.full_speed_stop`, which the controller's next step
+        reuses: the arm has not moved in between), still fits ``ahead`` (the bound after its
+        next step) with ``SSM_STALE_M`` to spare: a stale bound costs the cap nothing then, and
+        the controller's next stop from the state, one step further on, is within that spare."""
+        if self.monitor.robot.safety_cap != 1.0:
+            return False
+        room = ahead - SSM_STALE_M
+        v_h = self.terms.person_m_s(room)
+        latest = self.terms.latest_stop()
+        if latest is not None:
+            return room >= self.terms.required_m(1.0, v_h, latest)
+        return self.terms.full_speed_stop(room, v_h) is not None
+
+    def margin_floor(self) -> float:
+        """The smallest SSM margin so far, not below 0 (infinite before the first): a step
+        whose margin cannot fall below it need not be checked."""
+        smallest = self.monitor.stats.ssm_margin_min_m
+        return math.inf if smallest is None else max(smallest, 0.0)
 
     def _check(self, t: float, zone: str, separation: float, full: float) -> None:
         """The invariant of this step (the module's); ``separation`` is the monitor's bound now,
@@ -125,7 +157,8 @@ class SsmWatch:
         if smallest is not None and fraction <= 1.0 and separation - full >= max(smallest, 0.0):
             return  # S_p at any speed leaves a margin that is neither new nor short (most steps)
         required = self.terms.required_m(fraction, self.terms.person_m_s(separation), self.terms.latest_stop())
-        exact_below = SSM_EXACT_MARGIN_M if smallest is None else min(smallest, SSM_EXACT_MARGIN_M)
+        # measured: a margin that may be the smallest yet, and any that may be a violation
+        exact_below = SSM_EXACT_MARGIN_M if smallest is None else max(min(smallest, SSM_EXACT_MARGIN_M), -SSM_TOLERANCE_M)
         if separation - required < exact_below and m.measured_t != t:
             m.measure_posed()
             separation = m.last_separation
