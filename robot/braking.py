@@ -388,6 +388,18 @@ class BrakingBound:
 REUSE_CYCLES = 4
 
 
+@dataclass(slots=True)
+class _SegmentStop:
+    """:meth:`StateStops.line`'s kept bound of one straight segment (:attr:`RobotArm.motion_line`):
+    its commanded stop and speed, and the arm cycle and stop (the lag added) of the last ask."""
+
+    segment: tuple
+    commanded: Stop
+    speed_m_s: float
+    cycle: int = -1
+    stop: Stop | None = None
+
+
 class StateStops:
     """S_s and T_s of a running arm from its state, for speed and separation monitoring: the
     controller asks :meth:`ahead` once per physics step where the table's S_p at full speed
@@ -409,8 +421,7 @@ class StateStops:
         self._taken: tuple[Stop, np.ndarray] | None = None  # the commanded bound and its position
         self._age = 0
         self._quick: tuple[Stop, np.ndarray, int] | None = None  # quick's bound, its position and cycle
-        # the motion's straight segment, its commanded stop and speed, and the cycle and stop of the last ask
-        self._line: tuple[tuple, Stop, float, int, Stop | None] | None = None
+        self._line: _SegmentStop | None = None
 
     def ahead(self) -> Stop:
         """S_s and T_s for the braking one control cycle from now (set as :attr:`latest`)."""
@@ -445,12 +456,11 @@ class StateStops:
         if line is None:
             return None
         kept = self._line
-        if kept is None or kept[0] is not line:
-            kept = self._line = (line, self.bound.line(*line), self.bound.line_speed_m_s(*line), -1, None)
-        if kept[3] != cycle:  # the lag now, once per cycle (the controller and the watch both ask)
-            stop = self.bound.with_lag(kept[1], self.arm.lag_m())
-            kept = self._line = (*kept[:3], cycle, stop)
-        return kept[4]
+        if kept is None or kept.segment is not line:
+            kept = self._line = _SegmentStop(line, self.bound.line(*line), self.bound.line_speed_m_s(*line))
+        if kept.cycle != cycle:  # the lag now, once per cycle (the controller and the watch both ask)
+            kept.cycle, kept.stop = cycle, self.bound.with_lag(kept.commanded, self.arm.lag_m())
+        return kept.stop
 
     def line_growth_m_s(self, stop: Stop) -> float | None:
         """How fast :meth:`line`'s stop can grow while the arm stays on its segment, if
@@ -458,9 +468,10 @@ class StateStops:
         the measured arm (``speed_capability``) and the command (the segment's speed,
         :meth:`BrakingBound.line_speed_m_s`) move apart."""
         kept = self._line
-        if kept is None or kept[4] is not stop or kept[3] != self.arm.cycles or kept[0] is not self.arm.motion_line:
+        if (kept is None or kept.stop is not stop or kept.cycle != self.arm.cycles
+                or kept.segment is not self.arm.motion_line):
             return None
-        return self.arm.speed_capability() + kept[2]
+        return self.arm.speed_capability() + kept.speed_m_s
 
     def take(self, stop: Stop) -> None:
         """The controller decided this step on ``stop`` (a :meth:`quick` one): it is
