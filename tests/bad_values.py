@@ -2,7 +2,7 @@
 
 Every numeric leaf of ``scenarios/*.yaml`` (and the optional numeric keys the presets leave
 out, :data:`EXTRAS`), each set by ``--set`` to ``1e308``, ``-1e308``, ``0`` and NaN (YAML
-``1.0e+308``, ``-1.0e+308``, ``0``, ``.nan``; YAML reads ``1e308`` and ``nan`` as text). A
+``1.0e+308``, ``-1.0e+308``, ``0``, ``.nan``; YAML reads ``nan`` as text). A
 key ``--set`` cannot reach (an item of a list) is set by giving the whole list with the one
 item changed. A key the presets share is tried once, in the first preset that has it.
 

@@ -89,6 +89,18 @@ def test_set_reaches_optional_keys_a_file_leaves_out():
         load_scenario("coexistence", ["name.first=1"])
 
 
+def test_a_number_with_an_exponent_is_a_number_in_set_and_in_a_file():
+    """``1e-2`` is a float as in YAML 1.2 and JSON, not the text PyYAML's YAML 1.1 makes of it,
+    in a ``--set`` value and in a scenario file; text that only looks like one stays text."""
+    assert load_scenario("coexistence", ["safety.rest_speed_m_s=1e-2"]).safety.rest_speed_m_s == 0.01
+    assert load_scenario("coexistence", ["simulation.person_rate_hz=3E1"]).simulation.person_rate_hz == 30
+    from hri.base.yaml_values import load
+    assert load("notes: {speed: 2.5e-1, name: 1e3x, big: -1E+9, dot: .5e1}\n", "x.yaml")["notes"] == {
+        "speed": 0.25, "name": "1e3x", "big": -1e9, "dot": 5.0}
+    with pytest.raises(HriError, match=r"^--set safety.rest_speed_m_s: must be a number, got '1e'$"):
+        load_scenario("coexistence", ["safety.rest_speed_m_s=1e"])
+
+
 def test_a_scenario_plugin_adds_a_node_its_tree_uses(tmp_path):
     """`plugins:` in a scenario: a user's module registers a node type, no project change."""
     from hri.run.sim import Simulation

@@ -10,7 +10,8 @@ walking it (building a scenario's values, validation, key checks, conversion, JS
 exponentially, so such text is refused while it is composed, before anything walks it: one line
 ``FILE:LINE: YAML aliases expand to more than 100000 nodes``. Files without aliases are not
 bounded (their size is what they hold), and the count costs a dictionary entry per node.
-An integer may have at most :data:`hri.base.numbers.MAX_INT_DIGITS` digits (``FILE:LINE: an
+A number with an exponent is a float also without a dot or a sign in it (``1e-3``: YAML 1.2,
+where PyYAML's YAML 1.1 reads text). An integer may have at most :data:`hri.base.numbers.MAX_INT_DIGITS` digits (``FILE:LINE: an
 integer of 100000 digits: at most 100 are taken``, not Python's own message past 4300).
 
 The scenario and clip readers walk the composed nodes (for the line of every key) and make each
@@ -24,6 +25,7 @@ names.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -113,6 +115,10 @@ class _Composer(yaml.SafeLoader):
 
 
 _Composer.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+#: a number with an exponent is a float, as in YAML 1.2 and JSON (``1e-3``, ``2.5e3``, ``1E+9``):
+#: PyYAML follows YAML 1.1, whose floats need a dot and a signed exponent, and reads these as text
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+_Composer.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789."))
 
 
 def decode(data: bytes | str, file: str) -> str:
