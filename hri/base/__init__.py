@@ -1,4 +1,4 @@
-"""The foundation every layer stands on: errors, numbers, geometry, atomic files, POSIX message queues.
+"""The foundation every layer stands on: errors, numbers, geometry, atomic files, POSIX message queues, the BLAS kernel.
 
 Nothing here imports another part of hri.
 """
