@@ -6,6 +6,8 @@ simulation loop, statistics, command line); the person is in :mod:`hri.actor` (f
 """
 
 import os as _os
+import platform as _platform
+import sys as _sys
 
 __version__ = "0.1.0"
 
@@ -17,8 +19,27 @@ if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "actor")) and al
         _os.path.isfile(_os.path.join(_checkout, name, "__init__.py")) for name in ("actor", "robot")):
     __path__.append(_checkout)  # type: ignore[name-defined]  # noqa: F821
 
-# before anything imports numpy: one BLAS kernel on every x86-64 machine, so that a seed gives
-# the same run bit for bit on any of them (hri.base.blas)
-from hri.base.blas import pin_kernel as _pin_kernel  # noqa: E402
 
-_pin_kernel()
+# One seed, one run, on any x86-64 machine. numpy's OpenBLAS picks its kernels by processor:
+# with AVX-512 its SkylakeX kernels, else (AMD, older Intel) its Haswell ones, whose sums
+# differ in the last bit; SSM's controller decides on the arm's forward kinematics, so one seed
+# gave two runs. OpenBLAS reads OPENBLAS_CORETYPE when numpy loads it, so it is set here, before
+# hri imports numpy (a script of one's own imports hri first), to the kernels every processor
+# with AVX2 and FMA runs (a value of the user's is replaced: a run must not depend on it).
+BLAS_KERNEL = "Haswell"
+
+
+def _cpu_flags() -> set:
+    """The first processor's flags in /proc/cpuinfo (none where there is no such file)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "numpy" not in _sys.modules and _platform.machine() == "x86_64" and {"avx2", "fma"} <= _cpu_flags():
+    _os.environ["OPENBLAS_CORETYPE"] = BLAS_KERNEL

@@ -1,4 +1,4 @@
 """Imported by pytest before the test modules: ``hri`` first, so that its BLAS kernel is pinned
-before a test module imports numpy (:mod:`hri.base.blas`)."""
+before a test module imports numpy (``hri/__init__.py``)."""
 
 import hri  # noqa: F401

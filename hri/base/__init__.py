@@ -1,4 +1,4 @@
-"""The foundation every layer stands on: errors, numbers, geometry, atomic files, POSIX message queues, the BLAS kernel.
+"""The foundation every layer stands on: errors, numbers, geometry, atomic files, POSIX message queues.
 
 Nothing here imports another part of hri.
 """
