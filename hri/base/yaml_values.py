@@ -11,8 +11,9 @@ exponentially, so such text is refused while it is composed, before anything wal
 ``FILE:LINE: YAML aliases expand to more than 100000 nodes``. Files without aliases are not
 bounded (their size is what they hold), and the count costs a dictionary entry per node.
 A number with an exponent is a float also without a dot or a sign in it (``1e-3``: YAML 1.2,
-where PyYAML's YAML 1.1 reads text). An integer may have at most :data:`hri.base.numbers.MAX_INT_DIGITS` digits (``FILE:LINE: an
-integer of 100000 digits: at most 100 are taken``, not Python's own message past 4300).
+where PyYAML's YAML 1.1 reads text). An integer may have at most
+:data:`hri.base.numbers.MAX_INT_DIGITS` digits (``FILE:LINE: an integer of 100000 digits: at
+most 100 are taken``, not Python's own message past 4300).
 
 The scenario and clip readers walk the composed nodes (for the line of every key) and make each
 scalar's value with the safe constructor. That can fail on a tag safe YAML does not know
