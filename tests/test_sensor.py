@@ -1,7 +1,8 @@
 """The safety sensor in the loop (``safety.sensor``, :mod:`hri.run.sensor`): its timing, noise
 and dropouts, T_r and Z_d that follow from it, and SSM acting on its reports while the monitor
 checks the truth: a person walking straight at the working robot at 1.6 and 2.0 m/s finds it at
-rest, and a lost update is a protective stop within one sensor period plus T_r."""
+rest, and a lost update is a protective stop within one sensor period plus T_r; ssm+pfl acts
+on its reports as SSM does."""
 
 from __future__ import annotations
 
@@ -36,6 +37,11 @@ def _walk_at_robot(tree: Path, sensor: str) -> list[str]:
             f"safety.ssm.intrusion_distance_m={INTRUSION_M}", f"safety.sensor={sensor}",
             "zones.warning=[[7.6, 5.6], [8.0, 5.6], [8.0, 6.0], [7.6, 6.0]]",
             "zones.stop=[[7.8, 5.8], [8.0, 5.8], [8.0, 6.0], [7.8, 6.0]]"]
+
+
+def _in_mode(mode: str, overrides: list[str]) -> list[str]:
+    """``overrides`` with ``safety.mode`` set to ``mode``."""
+    return [item if not item.startswith("safety.mode=") else f"safety.mode={mode}" for item in overrides]
 
 
 # --- the sensor alone ----------------------------------------------------------------------
@@ -192,16 +198,23 @@ def test_the_robot_s_travel_since_a_report_is_measured_so_it_slows_later_and_saf
     bound_settings = ssm_control.ssm_settings
     monkeypatch.setattr(ssm_control, "ssm_settings",
                         lambda *args: replace(bound_settings(*args), robot_measured_s=0.0))
-    monkeypatch.setattr(ssm_control.SsmController, "_since_report", lambda self, reported_m: reported_m)
+    monkeypatch.setattr(ssm_control.SeparationRoom, "since_report", lambda self, reported_m: reported_m)
     bounded, bounded_stats, _, _ = _run(walk, 4.0)
     assert _first_slowing(samples).separation_m < _first_slowing(bounded).separation_m - 0.25
     assert stats["safety_violations"] == bounded_stats["safety_violations"] == 0
     assert stats["ssm_margin_min_m"] >= -1e-4
 
 
-def test_a_lost_update_during_the_approach_is_a_protective_stop_within_a_period_and_t_r():
+def _lost_stop(event: dict) -> bool:
+    """A protective stop for a lost sensor update: SSM's, or ssm+pfl's."""
+    return (event["event"] == "ssm_stop" and event.get("sensor_lost", False)
+            or event["event"] == "pfl_stop" and event["reason"] == "sensor_lost")
+
+
+@pytest.mark.parametrize("mode", ["ssm", "ssm+pfl"])
+def test_a_lost_update_during_the_approach_is_a_protective_stop_within_a_period_and_t_r(mode):
     sensor = "{preset: laser_scanner, dropout_probability: 0.05}"
-    samples, stats, events, sim = _run(_walk_at_robot(WALK_16, sensor), 4.0, seed=2)
+    samples, stats, events, sim = _run(_in_mode(mode, _walk_at_robot(WALK_16, sensor)), 4.0, seed=2)
     period = sim.sensor.period_steps * sim.dt
     reaction = sim.ssm.terms.settings.reaction_time_s
     lost = [(e["t"], e["measured_t"]) for e in events if e["event"] == "sensor_dropout"]
@@ -210,8 +223,8 @@ def test_a_lost_update_during_the_approach_is_a_protective_stop_within_a_period_
     for t, measured in lost:
         assert t - measured <= period + reaction + 1e-9
         assert caps[round(t, 6)] == 0.0
-    assert any(e["event"] == "ssm_stop" and e.get("sensor_lost") for e in events)
-    assert stats["safety_violations"] == 0
+    assert any(_lost_stop(e) for e in events)
+    assert stats["safety_violations"] == stats["pfl_contacts"] == 0
 
 
 def test_zones_mode_stops_the_robot_while_an_update_is_lost():
@@ -229,6 +242,37 @@ def test_a_seeded_run_with_a_sensor_reruns_bit_for_bit():
     overrides = ["safety.mode=ssm", "safety.sensor={preset: laser_scanner, dropout_probability: 0.02}"]
     first, second = (_run(overrides, 2.0, seed=5) for _ in range(2))
     assert first[0] == second[0] and first[2] == second[2]
+
+
+# --- ssm+pfl on the sensor's reports ---------------------------------------------------------
+
+
+
+@pytest.mark.parametrize("tree, seconds", [(WALK_16, 4.0), (WALK_20, 3.5)], ids=["1.6 m/s", "2.0 m/s"])
+def test_in_ssm_pfl_the_sensor_s_reports_end_full_speed_farther_than_the_ideal_sensor(tree, seconds):
+    """ssm+pfl leaves full speed where S_p at full speed no longer fits the sensor's report
+    (its T_r and Z_d, the robot's travel since the report, room for the next one): farther from
+    the person walking at the robot than with the ideal sensor, and no contact either way."""
+    ideal, ideal_stats, _, _ = _run(_in_mode("ssm+pfl", _walk_at_robot(tree, "null")), seconds)
+    sensed, sensed_stats, _, _ = _run(_in_mode("ssm+pfl", _walk_at_robot(tree, "{preset: laser_scanner}")), seconds)
+    assert _first_slowing(sensed).separation_m > _first_slowing(ideal).separation_m + 0.2
+    for stats in (ideal_stats, sensed_stats):
+        assert stats["safety_violations"] == stats["pfl_contacts"] == 0
+
+
+def test_in_ssm_pfl_full_speed_acts_on_the_report_less_the_robot_s_travel_since_it(monkeypatch):
+    reports = []
+    since_report = ssm_control.SeparationRoom.since_report
+
+    def spy(room, reported_m):
+        reports.append((reported_m, since_report(room, reported_m)))
+        return reports[-1][1]
+
+    monkeypatch.setattr(ssm_control.SeparationRoom, "since_report", spy)
+    _run(_in_mode("ssm+pfl", _walk_at_robot(WALK_16, "{preset: laser_scanner}")), 2.0)
+    assert len(reports) > 200
+    assert all(bound <= reported for reported, bound in reports)
+    assert sum(bound < reported - 0.01 for reported, bound in reports) > 50  # the robot moved since
 
 
 def test_the_measured_person_speed_with_a_sensor_never_falls_below_iso_13855s():

@@ -156,7 +156,7 @@ def test_a_window_holds_only_decisions_that_looking_would_make(monkeypatch):
             if sim._full_speed_held(t):
                 held += 1
                 v_h = terms.person_m_s()
-                room = falling(t, None) - (v_h + sim.ssm._robot_top_m_s) * dt
+                room = falling(t, None) - (v_h + sim.ssm.room._robot_top_m_s) * dt
                 stops = [terms.state.line(), terms.state.quick()]
                 full = min([terms.required_m(1.0, v_h)] + [terms.required_m(1.0, v_h, stop) for stop in stops if stop])
                 short.append(room - full)

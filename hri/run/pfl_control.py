@@ -55,12 +55,13 @@ from typing import TYPE_CHECKING
 from hri.robot.arm import RobotArm
 from hri.robot.braking import Stop
 from hri.run.monitor import PERSON_MAX_SPEED_M_S
-from hri.run.ssm_control import CAP_STEP, SsmTerms
+from hri.run.ssm_control import CAP_STEP, SeparationRoom, SsmTerms
 from hri.run.ssm_watch import SSM_REFRESH_S
 
 if TYPE_CHECKING:
     from hri.run.monitor import SafetyMonitor
     from hri.run.pfl_contacts import PflMonitor
+    from hri.run.sensor import SafetySensor
 
 PFL, SSM_PFL = "pfl", "ssm+pfl"
 #: the pairs of links are measured again when their distances may have closed by this much
@@ -71,6 +72,7 @@ PAIRS_STALE_M = 0.1
 
 
 CONTACT, REGION = "contact", "region"  # why a pair stops the robot
+SENSOR_LOST = "sensor_lost"  # ssm+pfl with a safety sensor: its update was lost
 
 
 @dataclass(frozen=True)
@@ -88,15 +90,17 @@ class Limit:
 class PflController:
     """Caps the arm's speed every physics step so that a contact stays within Annex A's
     permissible speed (the module's rule for ``mode``, ``pfl`` or ``ssm+pfl``); ``monitors``
-    are the safety monitors of the people, ``emit`` the run's event log's."""
+    are the safety monitors of the people, ``emit`` the run's event log's, ``sensor`` the safety
+    sensor whose reports ssm+pfl's full speed acts on (None: the ideal sensor)."""
 
     def __init__(self, mode: str, robot: RobotArm, terms: SsmTerms, monitors: Sequence[SafetyMonitor], dt: float,
-                 emit: Callable[..., None]):
+                 emit: Callable[..., None], sensor: SafetySensor | None = None):
         if mode not in (PFL, SSM_PFL):
             raise ValueError(f"PflController: no mode {mode!r}")
         self.mode = mode
         self.robot = robot
         self.terms = terms
+        self.room = None if sensor is None else SeparationRoom(robot, terms, dt, sensor)
         self.monitors = list(monitors)
         self.dt = dt
         self.emit = emit  # (t, event, **fields)
@@ -116,17 +120,19 @@ class PflController:
         ``speed_m_s``."""
         return math.floor(speed_m_s / self._robot_top_m_s / CAP_STEP + 1e-9) * CAP_STEP
 
-    def step(self, t: float, separation_m: float, joint_fraction: Callable[[], float]) -> None:
+    def step(self, t: float, separation_m: float | None, joint_fraction: Callable[[], float]) -> None:
         """Decide and set the cap for the arm's step from ``t``: ``separation_m`` is a lower
         bound of the separation at the step's end as if the robot stood still (the smallest of
-        any person's); ``joint_fraction`` is not asked (the cap holds whatever the speed)."""
+        any person's; with a safety sensor its newest report, None: its update was lost, which
+        in ssm+pfl is a protective stop until it reports again); ``joint_fraction`` is not asked
+        (the cap holds whatever the speed)."""
         v_h = self.terms.person_m_s()
         closing = (v_h + self._robot_top_m_s) * self.dt
         for k, monitor in enumerate(self.monitors):  # what the last step closed at most
             person = PERSON_MAX_SPEED_M_S if monitor.person_speed is None else monitor.person_speed()
             self._closed[k] += (person + monitor.joint_speeds()[1]) * self.dt
         if self.mode == SSM_PFL:
-            limit = self._ssm_pfl(separation_m, closing, v_h)
+            limit = Limit(0.0, why=SENSOR_LOST) if separation_m is None else self._ssm_pfl(separation_m, closing, v_h)
         else:
             reach = self.terms.required_m(self._top, v_h) + closing  # S_p at the largest permissible fraction
             for k, monitor in enumerate(self.monitors):
@@ -148,8 +154,14 @@ class PflController:
         """ssm+pfl: cap 1 while S_p at full speed fits the separation bound, by the table or by
         the arm's state (as :class:`~hri.run.ssm_control.SsmController` takes S_s and T_s:
         the quick bound first, then the forward kinematics'); else the pairs' graded cap, SSM's
-        fraction of each pair by the same stop."""
-        if self.terms.full_speed_fits(separation_m - closing, self.terms.table.full(v_h), v_h):
+        fraction of each pair by the same stop. With a safety sensor, full speed acts on its
+        report as SSM's controller does (:class:`~hri.run.ssm_control.SeparationRoom`)."""
+        if self.room is None:
+            fits = self.terms.full_speed_fits(separation_m - closing, self.terms.table.full(v_h), v_h)
+        else:
+            room_v_h, room = self.room.room(self.room.since_report(separation_m))
+            fits = self.terms.full_speed_fits(room, self.terms.full_m(), room_v_h)
+        if fits:
             return Limit(1.0)
         stop = self.terms.state_stop()
         full = self.terms.required_m(1.0, v_h, stop)

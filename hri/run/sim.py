@@ -394,7 +394,7 @@ class Simulation:
             self.strict)
         if safety.mode in PFL_MODES:
             self.ssm = PflController(safety.mode, self.robot, terms, [person.monitor for person in self.people],
-                                     self.dt, self.events.emit)
+                                     self.dt, self.events.emit, self.sensor)
         elif terms is not None:
             self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit, self.sensor)
             if self.sensor is None and not scenario.several and terms.person_speed is None:

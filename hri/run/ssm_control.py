@@ -287,25 +287,63 @@ class FullSpeedWindow:
         return spare - fall * (t - opened)
 
 
+class SeparationRoom:
+    """What a controller may take of the separation it acts on: less what the gap can close in
+    one more step and, with a safety sensor, the robot's travel since the report was measured
+    and room for the next report."""
+
+    def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, sensor: SafetySensor | None = None):
+        self.robot = robot
+        self.terms = terms
+        self.dt = dt
+        self.sensor = sensor
+        self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
+        # with a sensor, the cap leaves room for the next report: the person's walk for one
+        # period and the noise turning from one bound to the other (2 Z_d), so that a cap that
+        # fits one report is not stopped by the next (the stop itself looks at the report only)
+        self._lookahead_s = 0.0 if sensor is None else sensor.period_steps * dt
+        self._lookahead_m = 0.0 if sensor is None else 2.0 * sensor.tolerance_m
+        # with a sensor, how far the robot has moved since a report was measured (S_r's measured
+        # part, SsmSettings.robot_measured_s): the arm's forward kinematics, once the joints'
+        # reach bound of it leaves S_p at full speed in doubt
+        self._travel = None if sensor is None else terms.state.bound if terms.state else BrakingBound.for_arm(robot, dt)
+
+    def room(self, separation_m: float) -> tuple[float, float]:
+        """v_h at ``separation_m`` and what S_p of the cap may take of it: less what the gap can
+        close in one more step and, with a sensor, the lookahead to its next report."""
+        v_h = self.terms.person_m_s(separation_m)
+        room = separation_m - (v_h + self._robot_top_m_s) * self.dt
+        if self._lookahead_s:
+            room -= v_h * self._lookahead_s + self._lookahead_m
+        return v_h, room
+
+    def since_report(self, reported_m: float) -> float:
+        """With a sensor, its report less how far the robot's points have moved since it was
+        measured: ``sum_i joint_reach_i |dq_i|`` while that leaves S_p at full speed, else the
+        farthest any point is from where it was (:meth:`BrakingBound.displacement_m`); without
+        one, or with nobody seen, ``reported_m``."""
+        if self._travel is None or not math.isfinite(reported_m):
+            return reported_m
+        then = self.sensor.current.robot_joints
+        if then is None:  # a report with no joints (made outside a run): v_r over its age
+            return reported_m - self._robot_top_m_s * self.sensor.age_s
+        now = self.robot.joint_positions()
+        bound = reported_m - self._travel.reach_m(now, then)
+        if self.room(bound)[1] >= self.terms.full_m():
+            return bound
+        return reported_m - self._travel.displacement_m(then, now)
+
+
 class SsmController:
     """Caps the arm's speed every physics step so that the separation keeps S_p."""
 
     def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, emit: Callable[..., None],
                  sensor: SafetySensor | None = None):
         self.robot = robot
-        # with a sensor, the cap leaves room for the next report: the person's walk for one
-        # period and the noise turning from one bound to the other (2 Z_d), so that a cap that
-        # fits one report is not stopped by the next (the stop itself looks at the report only)
-        self._lookahead_s = 0.0 if sensor is None else sensor.period_steps * dt
-        self._lookahead_m = 0.0 if sensor is None else 2.0 * sensor.tolerance_m
         self.sensor = sensor
-        # with a sensor, how far the robot has moved since a report was measured (S_r's measured
-        # part, SsmSettings.robot_measured_s): the arm's forward kinematics, once the joints'
-        # reach bound of it leaves S_p at full speed in doubt
-        self._travel = None if sensor is None else terms.state.bound if terms.state else BrakingBound.for_arm(robot, dt)
+        self.room = SeparationRoom(robot, terms, dt, sensor)
         self.terms = terms
         self.dt = dt
-        self._robot_top_m_s = terms.stopping.speed(1.0)  # v_r at full speed
         self.emit = emit  # (t, event, **fields) of the run's event log
         self.stopped = False
         self.stops = 0
@@ -323,9 +361,8 @@ class SsmController:
             self._follow(t, True, lost=True)
             self.robot.set_safety_cap(0.0)
             return
-        if self._travel is not None and math.isfinite(separation_m):
-            separation_m = self._since_report(separation_m)
-        v_h, room = self._room(separation_m)
+        separation_m = self.room.since_report(separation_m)
+        v_h, room = self.room.room(separation_m)
         self.separation_m = separation_m
         if self.terms.full_speed_fits(room, self.terms.full_m(), v_h):  # most steps
             self._full_speed(t)
@@ -358,28 +395,6 @@ class SsmController:
         self._follow(t, False)
         if self.robot.safety_cap != 1.0:
             self.robot.set_safety_cap(1.0)
-
-    def _room(self, separation_m: float) -> tuple[float, float]:
-        """v_h at ``separation_m`` and what S_p of the cap may take of it: less what the gap can
-        close in one more step and, with a sensor, the lookahead to its next report."""
-        v_h = self.terms.person_m_s(separation_m)
-        room = separation_m - (v_h + self._robot_top_m_s) * self.dt
-        if self._lookahead_s:
-            room -= v_h * self._lookahead_s + self._lookahead_m
-        return v_h, room
-
-    def _since_report(self, reported_m: float) -> float:
-        """The sensor's report less how far the robot's points have moved since it was
-        measured: ``sum_i joint_reach_i |dq_i|`` while that leaves S_p at full speed, else the
-        farthest any point is from where it was (:meth:`BrakingBound.displacement_m`)."""
-        then = self.sensor.current.robot_joints
-        if then is None:  # a report with no joints (made outside a run): v_r over its age
-            return reported_m - self._robot_top_m_s * self.sensor.age_s
-        now = self.robot.joint_positions()
-        bound = reported_m - self._travel.reach_m(now, then)
-        if self._room(bound)[1] >= self.terms.full_m():
-            return bound
-        return reported_m - self._travel.displacement_m(then, now)
 
     def _follow(self, t: float, stop: bool, lost: bool = False) -> None:
         """The ``ssm_stop`` and ``ssm_resume`` events (a stop for a lost sensor update says so:
