@@ -63,10 +63,13 @@ def _walk(seconds: float = WALK_S) -> tuple[list[Sample], dict, Simulation]:
         terms, tracker, at_query = sim.ssm.terms, PointTracker(sim.robot), None
         for _ in range(int(seconds / sim.dt)):
             held = sim._full_speed_held(sim.now())
+            before, measured_t = tracker.positions(), sim.monitor.measured_t
             sim.step()
             queried = sim.monitor.measured_t == sim.now()
             if queried:
                 at_query = tracker.positions()
+            elif sim.monitor.measured_t != measured_t:  # the controller's refresh, before the step
+                at_query = before
             moved = 0.0 if at_query is None else float(np.linalg.norm(tracker.positions() - at_query, axis=1).max())
             separation = _separation(sim)
             # S_p as the monitor takes it: S_s and T_s from the arm's state where the controller
@@ -189,6 +192,28 @@ def test_zone_mode_leaves_the_ssm_figures_empty():
         sim.run(0.5)
         stats = sim.stats.as_dict()
     assert stats["ssm_margin_min_m"] is None and stats["ssm_stops"] == 0
+
+
+def test_the_controller_stops_only_on_a_separation_measured_at_the_step():
+    """With the ideal sensor a protective stop is decided on the separation measured at the
+    step it begins, never on a bound that only grew stale since the last measurement (such
+    stops were released on the next step: 943 of 1175 in 600 s of collaboration)."""
+    scenario = load_scenario("collaboration", ["safety.mode=ssm"])
+    with Simulation(scenario, seed=0) as sim:
+        stops = []
+        follow = sim.ssm._follow
+
+        def spy(t: float, stop: bool, lost: bool = False) -> None:
+            if stop and not sim.ssm.stopped:
+                stops.append((sim.monitor.measured_t == sim.monitor.now, sim.ssm.separation_m,
+                              sim.monitor.separation_bound(t + sim.dt)))
+            follow(t, stop, lost)
+
+        sim.ssm._follow = spy
+        stats = sim.run(60.0)
+    assert len(stops) >= 3
+    assert all(fresh and acted == bound for fresh, acted, bound in stops)
+    assert stats["safety_violations"] == 0
 
 
 @pytest.mark.slow

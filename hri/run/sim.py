@@ -280,6 +280,7 @@ class Simulation:
         self.faults: FaultInjector | None = None
         # safety.mode ssm: speed and separation monitoring; pfl, ssm+pfl: power and force limiting
         self.ssm: SsmController | PflController | None = None
+        self._animations: Sequence[str] = ()  # this step's animation of each person (_animate)
         self.ssm_window: FullSpeedWindow | None = None  # SSM with the ideal sensor: full speed held (FullSpeedWindow)
         self.sensor: SafetySensor | None = None  # safety.sensor: what SSM and the zones act on
         self.sensor_view: SensorView | None = None  # a mounted sensor's line of sight
@@ -397,6 +398,8 @@ class Simulation:
                                      self.dt, self.events.emit, self.sensor)
         elif terms is not None:
             self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit, self.sensor)
+            if self.sensor is None:
+                self.ssm.refresh = self._fresh_separation
             if self.sensor is None and not scenario.several and terms.person_speed is None:
                 watch = self.monitor.ssm_watch
                 self.ssm_window = self.ssm.window = watch.window = FullSpeedWindow(self.monitor.closing_speed)
@@ -578,6 +581,21 @@ class Simulation:
         ideal sensor's, the monitor's bound at the step's end."""
         return self.monitor.separation_bound(t + self.dt) if self.sensor is None else reported
 
+    def _fresh_separation(self, t: float) -> float | None:
+        """The SSM controller's refresh (the ideal sensor): each person's separation measured now
+        where the last measurement is older (the body as this step's animation posed it, else
+        posed for the query), and the smallest bound at the step's end; None where every bound
+        is of a measurement now already."""
+        stale = [(person, animation) for person, animation in zip(self.people, self._animations)
+                 if person.monitor.measured_t != person.monitor.now]
+        if not stale:
+            return None
+        for person, animation in stale:
+            if animation:  # posed at the step's end: nearer than the bound, and no posing to pay
+                person.monitor.posed = True
+            person.monitor.measure_posed()
+        return min(person.monitor.separation_bound(t + self.dt) for person in self.people)
+
     def _sense_after_step(self) -> None:
         """After a physics step: the sensor's measurement when one is due (:meth:`_sense`), or
         for a measured v_h without a sensor the people's pelvis on their own steps."""
@@ -685,6 +703,7 @@ class Simulation:
             self.network.advance(t)  # what a channel's latency delivers between ticks
         if not self.several:
             animation = self._animate(self.people[0], t)
+            self._animations = (animation,)
             posed = bool(animation)
             if self.ssm is not None and not self._full_speed_held(t):  # below the trees, before the arm moves
                 self.ssm.step(t, self._controller_separation(t, reported), self.monitor.joint_fraction)
@@ -693,7 +712,7 @@ class Simulation:
             self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
             self._record_trajectory()
         else:
-            animations = [self._animate(person, t) for person in self.people]
+            animations = self._animations = [self._animate(person, t) for person in self.people]
             if self.ssm is not None:  # the smallest bound of any person's separation
                 separation = (min(person.monitor.separation_bound(t + self.dt) for person in self.people)
                               if self.sensor is None else reported)

@@ -349,6 +349,9 @@ class SsmController:
         self.stops = 0
         self.separation_m = math.inf
         self.window: FullSpeedWindow | None = None  # set by the simulation where it holds (FullSpeedWindow)
+        # set by the simulation with the ideal sensor: the separation bound at the step's end
+        # measured now, None where the bound is of a measurement of this step already
+        self.refresh: Callable[[float], float | None] | None = None
 
     def step(self, t: float, separation_m: float | None, joint_fraction: Callable[[], float]) -> None:
         """Decide and set the cap for the arm's step from ``t``: ``separation_m`` is a lower
@@ -356,25 +359,39 @@ class SsmController:
         sensor: its newest report, whose age and tolerance S_p's T_r and Z_d cover; None: the
         sensor's update was lost, a protective stop until it reports again),
         ``joint_fraction()`` the largest of the joints' measured speed fractions now (asked only
-        where full speed does not fit)."""
+        where full speed does not fit). A stop on the ideal sensor's bound is decided again on
+        a fresh measurement (``refresh``): the bound may only have grown stale, and a stop of one
+        step costs the robot the time to brake and start again."""
         if separation_m is None:
             self._follow(t, True, lost=True)
             self.robot.set_safety_cap(0.0)
             return
         separation_m = self.room.since_report(separation_m)
+        cap = self._cap(t, separation_m, joint_fraction)
+        if cap == 0.0 and self.refresh is not None:
+            fresh = self.refresh(t)
+            if fresh is not None and fresh > separation_m:
+                cap = self._cap(t, fresh, joint_fraction)
+        if cap is not None:
+            self._follow(t, cap == 0.0)
+            self.robot.set_safety_cap(cap)
+
+    def _cap(self, t: float, separation_m: float, joint_fraction: Callable[[], float]) -> float | None:
+        """The cap for ``separation_m``: 0 a protective stop; None where full speed fits, which
+        is set here (most steps)."""
         v_h, room = self.room.room(separation_m)
         self.separation_m = separation_m
         if self.terms.full_speed_fits(room, self.terms.full_m(), v_h):  # most steps
             self._full_speed(t)
             if self.window is not None:
                 self._open_window(t, room, v_h)
-            return
+            return None
         current = max(self.robot.effective_fraction, joint_fraction())
         state = self.terms.state_stop()  # S_s and T_s from the arm's state, where below the table's
         cap = self.terms.largest(room, v_h, state)
-        stop = cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m
-        self._follow(t, stop)
-        self.robot.set_safety_cap(0.0 if stop else math.floor(cap / CAP_STEP) * CAP_STEP)
+        if cap is None or cap < CAP_STEP or self.terms.required_m(current, v_h, state) > separation_m:
+            return 0.0
+        return math.floor(cap / CAP_STEP) * CAP_STEP
 
     def _open_window(self, t: float, room: float, v_h: float) -> None:
         """After a full-speed decision: how many more steps it holds (:class:`FullSpeedWindow`),
