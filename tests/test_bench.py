@@ -54,6 +54,7 @@ def _positive(value: float) -> bool:
 def test_document_has_every_benchmark(document: dict) -> None:
     assert list(document["results"]) == [name for name in BENCHMARKS if name not in ON_REQUEST]
     assert document["settings"]["repeat"] == 2 and document["machine"]["cpus"] >= 1
+    assert "blas" in document["machine"]  # the kernels a seeded run depends on (None off numpy's OpenBLAS)
 
 
 def test_realtime_factor_beside_bare_pybullet(document: dict) -> None:

@@ -18,27 +18,10 @@ from pathlib import Path
 import pytest
 
 from hri import BLAS_KERNEL as KERNEL
+from hri.base.blas import kernel_in_use
 from hri.run.stats import WALL_CLOCK_KEYS
 
 PINNED = os.environ.get("OPENBLAS_CORETYPE") == KERNEL  # tests/conftest.py imported hri first
-
-
-def kernel_in_use() -> str | None:
-    """The kernels numpy's OpenBLAS runs, asked of the library numpy ships (None: not found)."""
-    import ctypes
-    import glob
-
-    import numpy
-
-    folder = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(folder, "libscipy_openblas*.so"))):
-        library = ctypes.CDLL(path)
-        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"):
-            function = getattr(library, name, None)
-            if function is not None:
-                function.restype = ctypes.c_char_p
-                return function().decode().strip()
-    return None
 
 
 def _python(code: str, coretype: str | None) -> str:
@@ -51,7 +34,7 @@ def _python(code: str, coretype: str | None) -> str:
 
 @pytest.mark.skipif(not PINNED, reason="no kernel is pinned on this processor (not x86-64 with AVX2 and FMA)")
 def test_hri_pins_the_kernel_before_numpy_loads_it():
-    code = f"import hri, numpy, sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\nfrom test_blas_kernel import kernel_in_use\nprint(kernel_in_use())"
+    code = "import hri, numpy\nfrom hri.base.blas import kernel_in_use\nprint(kernel_in_use())"
     assert _python(code, None).strip() == KERNEL
     assert _python(code, "SkylakeX").strip() == KERNEL
     assert kernel_in_use() == KERNEL  # this test process too (tests/conftest.py imports hri first)

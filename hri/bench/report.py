@@ -22,7 +22,7 @@ def header(doc: dict[str, Any]) -> str:
     m, s = doc["machine"], doc["settings"]
     before, after = doc.get("busy_cpus_before"), doc.get("busy_cpus_after")
     lines = [f"hri bench, {doc['started']}: {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}, "
-             f"PyBullet {m['pybullet']}",
+             f"PyBullet {m['pybullet']}, OpenBLAS {m.get('blas') or '?'} kernels",
              f"{s['duration_s']:g} simulated s per run, medians of {s['repeat']} runs, seed {s['seed']}"]
     if before is not None and after is not None:
         busy = max(before, after) > BUSY_CPUS

@@ -10,9 +10,10 @@ import time
 from dataclasses import asdict
 from typing import Any, Sequence
 
+from hri.base.blas import kernel_in_use
+from hri.base.errors import HriError
 from hri.bench.common import BenchSettings, Say, busy_cpus, load, loadavg
 from hri.bench.registry import BENCHMARKS, ON_REQUEST
-from hri.base.errors import HriError
 
 
 def select(only: Sequence[str]) -> list[str]:
@@ -38,7 +39,7 @@ def machine() -> dict[str, Any]:
     except PackageNotFoundError:
         pybullet = None
     return {"cpus": os.cpu_count(), "cpu": cpu, "system": platform.platform(),
-            "python": platform.python_version(), "pybullet": pybullet}
+            "python": platform.python_version(), "pybullet": pybullet, "blas": kernel_in_use()}
 
 
 def run_benchmarks(settings: BenchSettings, only: Sequence[str] = (), say: Say = lambda _: None) -> dict[str, Any]:
