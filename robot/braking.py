@@ -44,6 +44,7 @@ import pybullet as p
 from ruckig import (ControlInterface, InputParameter, Result, Ruckig, RuckigError, Synchronization,
                     Trajectory)
 
+from hri.base.bodies import link_names
 from hri.kinematics.batched_chain import BatchedChain
 from hri.robot.arm import RobotArm
 
@@ -103,12 +104,6 @@ def link_points(client: int, body: int, chain_links: set[str]) -> dict[int, np.n
     return {anchor: np.vstack(found) for anchor, found in points.items()}
 
 
-def link_names(client: int, body: int) -> dict[str, int]:
-    """PyBullet's link indices by link name."""
-    return {p.getJointInfo(body, j, physicsClientId=client)[12].decode(): j
-            for j in range(p.getNumJoints(body, physicsClientId=client))}
-
-
 class BrakingBound:
     """S_s and T_s of the arm from its state (see the module doc)."""
 
@@ -144,13 +139,13 @@ class BrakingBound:
     def for_arm(cls, arm: RobotArm, dt: float) -> "BrakingBound":
         """The bound of ``arm`` braking in control cycles of ``dt`` seconds."""
         chain = arm.arm_model.chain()
-        pybullet = link_names(arm.client, arm.body_id)
+        names = {index: name for index, name in link_names(arm.client, arm.body_id).items() if index >= 0}
+        pybullet = set(names.values())
         batched = BatchedChain(chain.joints, np.eye(4))
         # chain link name -> (revolute frame, transform from it to the link's frame)
         rigid = dict(zip(chain.link_names[1:], batched.fixed_after))
         found = link_points(arm.client, arm.body_id, {name for name in rigid if name in pybullet
                                                       and rigid[name][0] >= 0})
-        names = {index: name for name, index in pybullet.items()}
         points: dict[int, list[np.ndarray]] = {}
         for link, corners in found.items():
             frame, offset = rigid[names[link]]

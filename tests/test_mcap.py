@@ -18,7 +18,7 @@ from mcap_protobuf.decoder import DecoderFactory
 from hri.base.errors import HriError
 from hri.bt.status import statuses_at
 from hri.cli.main import main
-from hri.run.robot_shapes import link_names
+from hri.base.bodies import link_names
 from hri.run.sim import Simulation, run_scenario
 from hri.scenario.load import load_scenario
 from hri.view.mcap_file import ChannelPublisher, McapFile

@@ -19,18 +19,12 @@ from collections.abc import Callable
 
 import pybullet as p
 
+from hri.base.bodies import link_names
+
 #: a closest-point record's fields (PyBullet's getClosestPoints)
 BODY_B, LINK_B, DISTANCE = 2, 4, 8
 TOOL_NAME = "tool"
 PART_NAME = "carried_part"
-
-
-def link_names(client: int, body: int) -> dict[int, str]:
-    """``{link index: name}`` of a body, -1 being its base."""
-    names = {-1: "base"}
-    for link in range(p.getNumJoints(body, physicsClientId=client)):
-        names[link] = p.getJointInfo(body, link, physicsClientId=client)[12].decode()
-    return names
 
 
 def _nearest(records: list) -> tuple | None:

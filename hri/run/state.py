@@ -38,7 +38,7 @@ from hri.kinematics.chain import Chain
 from hri.kinematics.link_frames import LinkFrames
 from hri.kinematics.transforms import pose_matrix
 from hri.run.monitor import strictest, zone_of
-from hri.run.robot_shapes import link_names
+from hri.base.bodies import link_names
 
 #: :class:`hri.run.sim.Simulation` and its ``PersonRun``, which this module reads; not imported:
 #: the simulation imports this module
