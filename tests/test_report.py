@@ -222,9 +222,10 @@ def test_batch_plots(batch_dir: Path) -> None:
 
 def test_throughput_plot_counts_the_stops_of_each_runs_safety_function(run_dir: Path, tmp_path: Path) -> None:
     """An SSM run's protective stops are its ``ssm_stops`` (its ``protective_stops``, the
-    zones' count, stays 0): the plot shows them, and its axis says which count it is."""
+    zones' count, stays 0): the plot shows them, and its axis says which count it is. On the
+    laser scanner's reports the run has one at least: the robot waits for the first report."""
     ssm_dir = tmp_path / "ssm"
-    _run(ssm_dir, 10, {"safety.mode": "ssm"})
+    _run(ssm_dir, 10, {"safety.mode": "ssm", "safety.sensor": "{preset: laser_scanner}"})
     zones, ssm = (json.loads((d / "stats.json").read_text()) for d in (run_dir, ssm_dir))
     assert ssm["ssm_stops"] > 0 and ssm["protective_stops"] == 0  # the case the plot got wrong
     assert zones["protective_stops"] != ssm["ssm_stops"]
