@@ -280,7 +280,6 @@ class Simulation:
         self.faults: FaultInjector | None = None
         # safety.mode ssm: speed and separation monitoring; pfl, ssm+pfl: power and force limiting
         self.ssm: SsmController | PflController | None = None
-        self._animations: Sequence[str] = ()  # this step's animation of each person (_animate)
         self.ssm_window: FullSpeedWindow | None = None  # SSM with the ideal sensor: full speed held (FullSpeedWindow)
         self.sensor: SafetySensor | None = None  # safety.sensor: what SSM and the zones act on
         self.sensor_view: SensorView | None = None  # a mounted sensor's line of sight
@@ -586,13 +585,10 @@ class Simulation:
         where the last measurement is older (the body as this step's animation posed it, else
         posed for the query), and the smallest bound at the step's end; None where every bound
         is of a measurement now already."""
-        stale = [(person, animation) for person, animation in zip(self.people, self._animations)
-                 if person.monitor.measured_t != person.monitor.now]
+        stale = [person for person in self.people if person.monitor.measured_t != person.monitor.now]
         if not stale:
             return None
-        for person, animation in stale:
-            if animation:  # posed at the step's end: nearer than the bound, and no posing to pay
-                person.monitor.posed = True
+        for person in stale:
             person.monitor.measure_posed()
         return min(person.monitor.separation_bound(t + self.dt) for person in self.people)
 
@@ -703,7 +699,6 @@ class Simulation:
             self.network.advance(t)  # what a channel's latency delivers between ticks
         if not self.several:
             animation = self._animate(self.people[0], t)
-            self._animations = (animation,)
             posed = bool(animation)
             if self.ssm is not None and not self._full_speed_held(t):  # below the trees, before the arm moves
                 self.ssm.step(t, self._controller_separation(t, reported), self.monitor.joint_fraction)
@@ -712,7 +707,7 @@ class Simulation:
             self.monitor.step(self.now(), x, y, posed, self._query_ahead_s(animation))
             self._record_trajectory()
         else:
-            animations = self._animations = [self._animate(person, t) for person in self.people]
+            animations = [self._animate(person, t) for person in self.people]
             if self.ssm is not None:  # the smallest bound of any person's separation
                 separation = (min(person.monitor.separation_bound(t + self.dt) for person in self.people)
                               if self.sensor is None else reported)
@@ -733,6 +728,8 @@ class Simulation:
             person.server.poll(t)
         elif animation == PREVIEW:
             person.plugin.preview(t, self.dt)
+        if animation:  # posed at the step's end: a query before the world step must not pose it back
+            person.monitor.posed = True
         return animation
 
     def _step_world(self) -> None:
