@@ -397,11 +397,11 @@ class Simulation:
                                      self.dt, self.events.emit, self.sensor)
         elif terms is not None:
             self.ssm = SsmController(self.robot, terms, self.dt, self.events.emit, self.sensor)
-            if self.sensor is None:
+            if self.sensor is None:  # the ideal sensor: stops decided on a fresh measurement
                 self.ssm.refresh = self._fresh_separation
-            if self.sensor is None and not scenario.several and terms.person_speed is None:
-                watch = self.monitor.ssm_watch
-                self.ssm_window = self.ssm.window = watch.window = FullSpeedWindow(self.monitor.closing_speed)
+                if not scenario.several and terms.person_speed is None:
+                    watch = self.monitor.ssm_watch
+                    self.ssm_window = self.ssm.window = watch.window = FullSpeedWindow(self.monitor.closing_speed)
         if self._faults:
             targets = FaultTargets(self.plugin, self.actor_link, self.client, self.trees,
                                    {person.name: (person.plugin, person.link) for person in self.people})

@@ -340,7 +340,6 @@ class SsmController:
     def __init__(self, robot: RobotArm, terms: SsmTerms, dt: float, emit: Callable[..., None],
                  sensor: SafetySensor | None = None):
         self.robot = robot
-        self.sensor = sensor
         self.room = SeparationRoom(robot, terms, dt, sensor)
         self.terms = terms
         self.dt = dt
