@@ -29,17 +29,18 @@ if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "actor")) and al
 BLAS_KERNEL = "Haswell"
 
 
-def _cpu_flags() -> set:
-    """The first processor's flags in /proc/cpuinfo (none where there is no such file)."""
+def cpuinfo(field: str) -> str:
+    """The first processor's ``field`` in /proc/cpuinfo ('' where there is no such field or file)."""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
             for line in info:
-                if line.startswith("flags"):
-                    return set(line.partition(":")[2].split())
+                name, _, value = line.partition(":")
+                if name.strip() == field:
+                    return value.strip()
     except OSError:
         pass
-    return set()
+    return ""
 
 
-if "numpy" not in _sys.modules and _platform.machine() == "x86_64" and {"avx2", "fma"} <= _cpu_flags():
+if "numpy" not in _sys.modules and _platform.machine() == "x86_64" and {"avx2", "fma"} <= set(cpuinfo("flags").split()):
     _os.environ["OPENBLAS_CORETYPE"] = BLAS_KERNEL
