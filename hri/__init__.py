@@ -29,18 +29,17 @@ if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "actor")) and al
 BLAS_KERNEL = "Haswell"
 
 
-def cpuinfo(field: str) -> str:
-    """The first processor's ``field`` in /proc/cpuinfo ('' where there is no such field or file)."""
+def _cpu_flags() -> set:
+    """The first processor's flags in /proc/cpuinfo (none where there is no such file)."""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
             for line in info:
-                name, _, value = line.partition(":")
-                if name.strip() == field:
-                    return value.strip()
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
     except OSError:
         pass
-    return ""
+    return set()
 
 
-if "numpy" not in _sys.modules and _platform.machine() == "x86_64" and {"avx2", "fma"} <= set(cpuinfo("flags").split()):
+if "numpy" not in _sys.modules and _platform.machine() == "x86_64" and {"avx2", "fma"} <= _cpu_flags():
     _os.environ["OPENBLAS_CORETYPE"] = BLAS_KERNEL

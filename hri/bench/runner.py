@@ -10,7 +10,6 @@ import time
 from dataclasses import asdict
 from typing import Any, Sequence
 
-from hri import cpuinfo
 from hri.base.blas import kernel_in_use
 from hri.base.errors import HriError
 from hri.bench.common import BenchSettings, Say, busy_cpus, load, loadavg
@@ -29,7 +28,12 @@ def select(only: Sequence[str]) -> list[str]:
 def machine() -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
-    cpu = cpuinfo("model name") or platform.processor() or ""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
     try:
         pybullet = version("pybullet")
     except PackageNotFoundError:
